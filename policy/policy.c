@@ -1,0 +1,1624 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The policy parser: YAML bytes to a validated struct pol_policy.
+ *
+ * Two passes over the bytes the caller hands us:
+ *
+ *  1. load: libyaml's event API builds a small tree of scalars, sequences and mappings. This
+ *     pass owns every generic rule: exactly one document, no anchors, aliases, tags or
+ *     directives, bounded nesting depth, list length, string length and event count, and no
+ *     NUL byte inside a scalar. Nothing schema-specific happens here.
+ *  2. apply: walks the tree against the schema tables below, validates every value and writes
+ *     it into a struct pol_policy. Unknown keys, duplicate keys and wrong node types are
+ *     errors; nothing is skipped or repaired.
+ *
+ * The embedded default is applied first and the caller's file second, so a field the file leaves
+ * out keeps the default's value and a list the file gives replaces the default's list. Rules
+ * that tie two fields together (host id range, allow_create within protect, allow/deny
+ * overlap) are checked after each layer, against the merged values.
+ *
+ * Pure code: no file I/O, no syscalls, no global state. Every error fills struct pol_diag.
+ */
+#include <assert.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <yaml.h>
+
+#include "cleanup.h"
+#include "policy.h"
+
+/* Defined in the policy-default.c that embed.py generates from default.yaml. */
+extern const char pol_default_yaml_data[];
+extern const size_t pol_default_yaml_len;
+
+#define DEFAULT_NAME "<default>"
+
+static bool streq(const char *a, const char *b)
+{
+	return strcmp(a, b) == 0;
+}
+
+/* Value ranges the schema enforces. */
+#define UID_MIN 1u
+#define UID_MAX 65534u             /* 65535 is (uint16_t)-1, the historic "no id" */
+#define HOST_ID_BASE_MIN 1000u     /* never a host system account */
+#define HOST_ID_END_MAX UINT32_MAX /* base + count; the last id stays below (uid_t)-1 */
+#define USER_NAME_MAX 32u
+#define HOSTNAME_MAX 64u           /* HOST_NAME_MAX */
+#define SYSCALL_NAME_MAX 64u
+#define COMPONENT_MAX 255u         /* NAME_MAX */
+#define PIDS_MAX 4194304u          /* PID_MAX_LIMIT on 64-bit kernels */
+#define NOFILE_MAX 2147483584u     /* the kernel's ceiling for fs.nr_open */
+#define CPUS_MAX 8192u             /* largest CONFIG_NR_CPUS; a higher quota means nothing */
+#define VALUE_MAX ((uint64_t)INT64_MAX) /* sizes and times stay clear of RLIM_INFINITY */
+
+/* ------------------------------------------------------------------------------------------ */
+/* Diagnostics                                                                                */
+
+__attribute__((format(printf, 5, 0))) static void diag_vset(struct pol_diag *d, const char *name,
+							  unsigned line, unsigned column,
+							  const char *fmt, va_list ap)
+{
+	if (!d)
+		return;
+	memset(d, 0, sizeof(*d));
+	(void)snprintf(d->file, sizeof(d->file), "%s", name ? name : "<input>");
+	d->line = line;
+	d->column = column;
+	(void)vsnprintf(d->message, sizeof(d->message), fmt, ap);
+}
+
+__attribute__((format(printf, 5, 6))) static void diag_set(struct pol_diag *d, const char *name,
+							   unsigned line, unsigned column,
+							   const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	diag_vset(d, name, line, column, fmt, ap);
+	va_end(ap);
+}
+
+/* User text in a message: capped, quoted by the caller, non-printable bytes escaped. */
+struct qbuf {
+	char s[96];
+};
+
+static const char *quote(struct qbuf *b, const char *s)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t o = 0;
+
+	for (size_t i = 0; s[i]; i++) {
+		unsigned char ch = (unsigned char)s[i];
+		if (o + 4 + 3 + 1 > sizeof(b->s)) {
+			memcpy(b->s + o, "...", 3);
+			o += 3;
+			break;
+		}
+		if (ch >= 0x20 && ch < 0x7f && ch != '\'' && ch != '\\') {
+			b->s[o++] = (char)ch;
+		} else {
+			b->s[o++] = '\\';
+			b->s[o++] = 'x';
+			b->s[o++] = hex[ch >> 4];
+			b->s[o++] = hex[ch & 0xf];
+		}
+	}
+	b->s[o] = '\0';
+	return b->s;
+}
+
+static unsigned mark_line(yaml_mark_t m)
+{
+	return m.line < UINT_MAX ? (unsigned)m.line + 1 : UINT_MAX;
+}
+
+static unsigned mark_column(yaml_mark_t m)
+{
+	return m.column < UINT_MAX ? (unsigned)m.column + 1 : UINT_MAX;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Pass 1: bytes to a bounded tree                                                            */
+
+enum node_kind {
+	NODE_SCALAR,
+	NODE_SEQ,
+	NODE_MAP,
+};
+
+struct node {
+	enum node_kind kind;
+	unsigned line;    /* 1-based */
+	unsigned column;  /* 1-based */
+	bool plain;       /* scalar written without quotes or block style */
+	char *str;        /* scalar: NUL-terminated, no NUL inside */
+	struct node **kids; /* sequence: items; mapping: key, value, key, value, ... */
+	size_t n_kids;
+	size_t cap_kids;
+};
+
+static struct node *node_free(struct node *n)
+{
+	/* Recursion is bounded by POL_MAX_DEPTH: the loader never builds a deeper tree. */
+	if (!n)
+		return NULL;
+	for (size_t i = 0; i < n->n_kids; i++)
+		node_free(n->kids[i]);
+	free(n->kids);
+	free(n->str);
+	free(n);
+	return NULL;
+}
+DEFINE_CLEANUP(struct node *, node_free)
+
+static int node_push(struct node *n, struct node *kid)
+{
+	if (n->n_kids == n->cap_kids) {
+		size_t cap = n->cap_kids ? n->cap_kids * 2 : 4;
+		struct node **k = reallocarray(n->kids, cap, sizeof(*k));
+		if (!k)
+			return -ENOMEM;
+		n->kids = k;
+		n->cap_kids = cap;
+	}
+	n->kids[n->n_kids++] = kid;
+	return 0;
+}
+
+static void event_deletep(yaml_event_t *e)
+{
+	yaml_event_delete(e);
+}
+
+struct loader {
+	yaml_parser_t parser;
+	bool parser_ready;
+	size_t n_events;
+	const unsigned char *buf;
+	size_t len;
+	const char *name;
+	struct pol_diag *diag;
+};
+
+static void loader_done(struct loader *l)
+{
+	if (l->parser_ready)
+		yaml_parser_delete(&l->parser);
+	l->parser_ready = false;
+}
+
+__attribute__((format(printf, 3, 4))) static void load_diag(struct loader *l, yaml_mark_t m,
+							    const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	diag_vset(l->diag, l->name, mark_line(m), mark_column(m), fmt, ap);
+	va_end(ap);
+}
+
+/* Fills the diagnostic at mark m and evaluates to -EINVAL (visibly, for static analysers). */
+#define load_fail(l, m, ...) (load_diag((l), (m), __VA_ARGS__), -EINVAL)
+
+static int load_enomem(struct loader *l)
+{
+	diag_set(l->diag, l->name, 0, 0, "out of memory (expected to parse the policy)");
+	return -ENOMEM;
+}
+
+/* The reader reports a byte offset, not a mark: count lines and characters up to it. */
+static void offset_to_position(const struct loader *l, size_t offset, unsigned *line,
+			       unsigned *column)
+{
+	unsigned ln = 1, col = 1;
+
+	if (offset > l->len)
+		offset = l->len;
+	for (size_t i = 0; i < offset; i++) {
+		if (l->buf[i] == '\n') {
+			ln++;
+			col = 1;
+		} else if ((l->buf[i] & 0xc0) != 0x80) {
+			col++;
+		}
+	}
+	*line = ln;
+	*column = col;
+}
+
+static int load_yaml_error(struct loader *l)
+{
+	const yaml_parser_t *p = &l->parser;
+	const char *problem = p->problem ? p->problem : "malformed YAML";
+	unsigned line, column;
+
+	if (p->error == YAML_MEMORY_ERROR)
+		return load_enomem(l);
+	if (p->error == YAML_READER_ERROR) {
+		offset_to_position(l, p->problem_offset, &line, &column);
+		diag_set(l->diag, l->name, line, column,
+			 "%s (expected UTF-8 text without control characters)", problem);
+		return -EINVAL;
+	}
+	line = mark_line(p->problem_mark);
+	column = mark_column(p->problem_mark);
+	if (p->context)
+		diag_set(l->diag, l->name, line, column, "%s %s (expected valid YAML)", problem,
+			 p->context);
+	else
+		diag_set(l->diag, l->name, line, column, "%s (expected valid YAML)", problem);
+	return -EINVAL;
+}
+
+/*
+ * Fetches the next event and applies the rules that hold for every event: the event budget,
+ * and no aliases, anchors, tags or directives. Anchors and aliases are refused outright, which
+ * rules out "billion laughs" expansion and keeps each value at exactly one place in the file.
+ */
+static int load_next(struct loader *l, yaml_event_t *ev)
+{
+	struct qbuf q;
+	const yaml_char_t *anchor = NULL, *tag = NULL;
+
+	if (!yaml_parser_parse(&l->parser, ev))
+		return load_yaml_error(l);
+	if (++l->n_events > POL_MAX_EVENTS)
+		return load_fail(l, ev->start_mark,
+				 "document has more than %u YAML events (expected at most %u)",
+				 (unsigned)POL_MAX_EVENTS, (unsigned)POL_MAX_EVENTS);
+
+	if (ev->type == YAML_ALIAS_EVENT)
+		return load_fail(l, ev->start_mark,
+				 "alias '*%s' is not allowed (expected plain values; anchors and aliases are rejected)",
+				 quote(&q, (const char *)ev->data.alias.anchor));
+	if (ev->type == YAML_DOCUMENT_START_EVENT &&
+	    (ev->data.document_start.version_directive ||
+	     ev->data.document_start.tag_directives.start != ev->data.document_start.tag_directives.end))
+		return load_fail(l, ev->start_mark,
+				 "YAML directive is not allowed (expected a document without %% directives)");
+	if (ev->type == YAML_SCALAR_EVENT) {
+		anchor = ev->data.scalar.anchor;
+		tag = ev->data.scalar.tag;
+	} else if (ev->type == YAML_SEQUENCE_START_EVENT) {
+		anchor = ev->data.sequence_start.anchor;
+		tag = ev->data.sequence_start.tag;
+	} else if (ev->type == YAML_MAPPING_START_EVENT) {
+		anchor = ev->data.mapping_start.anchor;
+		tag = ev->data.mapping_start.tag;
+	}
+	if (anchor)
+		return load_fail(l, ev->start_mark,
+				 "anchor '&%s' is not allowed (expected plain values; anchors and aliases are rejected)",
+				 quote(&q, (const char *)anchor));
+	if (tag)
+		return load_fail(l, ev->start_mark,
+				 "tag '%s' is not allowed (expected untagged values)",
+				 quote(&q, (const char *)tag));
+	return 0;
+}
+
+/* Builds the node that starts with ev (a scalar or a collection start) at nesting depth depth. */
+static int load_node(struct loader *l, const yaml_event_t *ev, unsigned depth, struct node **out)
+{
+	_cleanup_(node_freep) struct node *n = calloc(1, sizeof(*n));
+	bool is_map;
+	int r;
+
+	if (!n)
+		return load_enomem(l);
+	n->line = mark_line(ev->start_mark);
+	n->column = mark_column(ev->start_mark);
+
+	if (ev->type == YAML_SCALAR_EVENT) {
+		size_t len = ev->data.scalar.length;
+		if (len > POL_MAX_STRING)
+			return load_fail(l, ev->start_mark,
+					 "string of %zu bytes is too long (expected at most %u bytes)",
+					 len, (unsigned)POL_MAX_STRING);
+		if (memchr(ev->data.scalar.value, '\0', len))
+			return load_fail(l, ev->start_mark,
+					 "string contains a NUL byte (expected text without NUL)");
+		n->kind = NODE_SCALAR;
+		n->plain = ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
+		n->str = malloc(len + 1);
+		if (!n->str)
+			return load_enomem(l);
+		memcpy(n->str, ev->data.scalar.value, len);
+		n->str[len] = '\0';
+		*out = TAKE_PTR(n);
+		return 0;
+	}
+
+	if (ev->type == YAML_MAPPING_START_EVENT)
+		is_map = true;
+	else if (ev->type == YAML_SEQUENCE_START_EVENT)
+		is_map = false;
+	else
+		return load_fail(l, ev->start_mark, "unexpected YAML event (expected a value)");
+
+	if (depth > POL_MAX_DEPTH)
+		return load_fail(l, ev->start_mark,
+				 "nesting is deeper than %u levels (expected at most %u)",
+				 (unsigned)POL_MAX_DEPTH, (unsigned)POL_MAX_DEPTH);
+	n->kind = is_map ? NODE_MAP : NODE_SEQ;
+
+	for (;;) {
+		_cleanup_(event_deletep) yaml_event_t kid_ev = { 0 };
+		struct node *kid = NULL;
+
+		r = load_next(l, &kid_ev);
+		if (r < 0)
+			return r;
+		if (kid_ev.type == (is_map ? YAML_MAPPING_END_EVENT : YAML_SEQUENCE_END_EVENT))
+			break;
+		if (n->n_kids >= (is_map ? 2u * POL_MAX_LIST : (size_t)POL_MAX_LIST))
+			return load_fail(l, kid_ev.start_mark,
+					 is_map ? "mapping has more than %u keys (expected at most %u)"
+						: "sequence has more than %u entries (expected at most %u)",
+					 (unsigned)POL_MAX_LIST, (unsigned)POL_MAX_LIST);
+		r = load_node(l, &kid_ev, depth + 1, &kid);
+		if (r < 0)
+			return r;
+		r = node_push(n, kid);
+		if (r < 0) {
+			node_free(kid);
+			return load_enomem(l);
+		}
+	}
+	*out = TAKE_PTR(n);
+	return 0;
+}
+
+static int load_document(struct loader *l, struct node **out)
+{
+	_cleanup_(node_freep) struct node *root = NULL;
+	_cleanup_(event_deletep) yaml_event_t ev = { 0 };
+	int r;
+
+	if (!yaml_parser_initialize(&l->parser))
+		return load_enomem(l);
+	l->parser_ready = true;
+	yaml_parser_set_input_string(&l->parser, l->buf, l->len);
+	yaml_parser_set_encoding(&l->parser, YAML_UTF8_ENCODING);
+
+	r = load_next(l, &ev); /* STREAM-START */
+	if (r < 0)
+		return r;
+	yaml_event_delete(&ev);
+
+	r = load_next(l, &ev);
+	if (r < 0)
+		return r;
+	if (ev.type == YAML_STREAM_END_EVENT)
+		return load_fail(l, ev.start_mark,
+				 "document is empty (expected a mapping of policy sections)");
+	if (ev.type != YAML_DOCUMENT_START_EVENT)
+		return load_fail(l, ev.start_mark, "unexpected YAML event (expected a document)");
+	yaml_event_delete(&ev);
+
+	r = load_next(l, &ev);
+	if (r < 0)
+		return r;
+	r = load_node(l, &ev, 1, &root);
+	if (r < 0)
+		return r;
+	yaml_event_delete(&ev);
+
+	r = load_next(l, &ev); /* DOCUMENT-END */
+	if (r < 0)
+		return r;
+	yaml_event_delete(&ev);
+
+	r = load_next(l, &ev);
+	if (r < 0)
+		return r;
+	if (ev.type == YAML_DOCUMENT_START_EVENT)
+		return load_fail(l, ev.start_mark,
+				 "a second document starts here (expected exactly one document)");
+	if (ev.type != YAML_STREAM_END_EVENT)
+		return load_fail(l, ev.start_mark, "unexpected YAML event (expected the end of input)");
+
+	*out = TAKE_PTR(root);
+	return 0;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Pass 2: tree to struct pol_policy                                                          */
+
+struct walker {
+	const char *name;
+	struct pol_diag *diag;
+};
+
+__attribute__((format(printf, 3, 4))) static void walk_diag(const struct walker *w,
+							    const struct node *n, const char *fmt,
+							    ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	diag_vset(w->diag, w->name, n->line, n->column, fmt, ap);
+	va_end(ap);
+}
+
+/* Fills the diagnostic at node n and evaluates to -EINVAL (visibly, for static analysers). */
+#define fail(w, n, ...) (walk_diag((w), (n), __VA_ARGS__), -EINVAL)
+
+static int walk_enomem(const struct walker *w)
+{
+	diag_set(w->diag, w->name, 0, 0, "out of memory (expected to parse the policy)");
+	return -ENOMEM;
+}
+
+/* YAML's null spellings; a plain one is "no value", never a string. */
+static bool node_is_null(const struct node *n)
+{
+	return n->kind == NODE_SCALAR && n->plain &&
+	       (!n->str[0] || streq(n->str, "~") || streq(n->str, "null") ||
+		streq(n->str, "Null") || streq(n->str, "NULL"));
+}
+
+static const char *describe(const struct node *n)
+{
+	if (node_is_null(n))
+		return "empty";
+	if (n->kind == NODE_MAP)
+		return "a mapping";
+	if (n->kind == NODE_SEQ)
+		return "a sequence";
+	return "a scalar";
+}
+
+static int want_scalar(const struct walker *w, const char *label, const struct node *n,
+		       const char *expected)
+{
+	if (n->kind != NODE_SCALAR || node_is_null(n))
+		return fail(w, n, "%s is %s (expected %s)", label, describe(n), expected);
+	return 0;
+}
+
+static int want_plain(const struct walker *w, const char *label, const struct node *n,
+		      const char *expected)
+{
+	int r = want_scalar(w, label, n, expected);
+	if (r < 0)
+		return r;
+	if (!n->plain)
+		return fail(w, n, "%s is a quoted string (expected %s)", label, expected);
+	return 0;
+}
+
+static int dup_string(const struct walker *w, const char *s, char **out)
+{
+	char *d = strdup(s);
+	if (!d)
+		return walk_enomem(w);
+	*out = d;
+	return 0;
+}
+
+static void strv_free(char **v, size_t n)
+{
+	if (!v)
+		return;
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+static void binds_free(struct pol_bind *b, size_t n)
+{
+	if (!b)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		free(b[i].src);
+		free(b[i].dst);
+	}
+	free(b);
+}
+
+static void make_label(char *buf, size_t size, const char *where, const char *key)
+{
+	if (where[0])
+		(void)snprintf(buf, size, "%s.%s", where, key);
+	else
+		(void)snprintf(buf, size, "%s", key);
+}
+
+#define LABEL_MAX 96
+
+/* ---- the schema tables ---- */
+
+enum unit {
+	UNIT_U32,    /* plain decimal, stored as uint32_t */
+	UNIT_COUNT,  /* plain decimal, stored as uint64_t */
+	UNIT_SIZE,   /* bytes with an optional K/M/G/T suffix */
+	UNIT_TIME,   /* seconds, or a number with an ms/s/m/h suffix; stored in ms */
+	UNIT_CPU,    /* CPUs with up to three decimals; stored in millicpus */
+};
+
+struct field;
+typedef int (*field_fn)(const struct walker *w, void *target, const struct field *f,
+			const char *label, const struct node *v);
+
+struct field {
+	const char *key;
+	field_fn fn;
+	size_t off;      /* offset of the value (or list) in the target struct */
+	size_t n_off;    /* lists: offset of the element count */
+	/* string lists: validates one entry; dup_by_name compares only up to '=' */
+	int (*check)(const struct walker *w, const char *label, const struct node *item);
+	bool dup_by_name;
+	enum unit unit;  /* numbers */
+	uint64_t min, max;
+};
+
+#define FIELD_PTR(target, off, type) ((type *)(void *)((char *)(target) + (off)))
+
+static int walk_map(const struct walker *w, void *target, const char *where,
+		    const struct node *n, const struct field *fields, size_t n_fields);
+
+/* ---- numbers ---- */
+
+/*
+ * Reads decimal digits at s[*i]: at least one, no leading zero unless the number is 0 (so that
+ * nobody can mistake 0755 for octal). Returns 0, -EINVAL (not a number) or -ERANGE.
+ */
+static int scan_decimal(const char *s, size_t *i, uint64_t *out)
+{
+	size_t start = *i;
+	uint64_t v = 0;
+
+	while (s[*i] >= '0' && s[*i] <= '9') {
+		if (__builtin_mul_overflow(v, 10u, &v) ||
+		    __builtin_add_overflow(v, (uint64_t)(s[*i] - '0'), &v))
+			return -ERANGE;
+		(*i)++;
+	}
+	if (*i == start)
+		return -EINVAL;
+	if (s[start] == '0' && *i - start > 1)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static int parse_count(const char *s, uint64_t *out)
+{
+	size_t i = 0;
+	uint64_t v;
+	int r = scan_decimal(s, &i, &v);
+	if (r < 0)
+		return r;
+	if (s[i])
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static int parse_size(const char *s, uint64_t *out)
+{
+	size_t i = 0;
+	uint64_t v, mult = 1;
+	int r = scan_decimal(s, &i, &v);
+	if (r < 0)
+		return r;
+	if (s[i]) {
+		if (s[i + 1])
+			return -EINVAL;
+		switch (s[i]) {
+		case 'K': mult = UINT64_C(1) << 10; break;
+		case 'M': mult = UINT64_C(1) << 20; break;
+		case 'G': mult = UINT64_C(1) << 30; break;
+		case 'T': mult = UINT64_C(1) << 40; break;
+		default: return -EINVAL;
+		}
+	}
+	if (__builtin_mul_overflow(v, mult, &v))
+		return -ERANGE;
+	*out = v;
+	return 0;
+}
+
+static int parse_time_ms(const char *s, uint64_t *out)
+{
+	size_t i = 0;
+	uint64_t v, mult;
+	int r = scan_decimal(s, &i, &v);
+	if (r < 0)
+		return r;
+	if (!s[i] || streq(s + i, "s"))
+		mult = 1000;
+	else if (streq(s + i, "ms"))
+		mult = 1;
+	else if (streq(s + i, "m"))
+		mult = 60u * 1000u;
+	else if (streq(s + i, "h"))
+		mult = 3600u * 1000u;
+	else
+		return -EINVAL;
+	if (__builtin_mul_overflow(v, mult, &v))
+		return -ERANGE;
+	*out = v;
+	return 0;
+}
+
+static int parse_millicpus(const char *s, uint64_t *out)
+{
+	size_t i = 0;
+	uint64_t whole, frac = 0, v;
+	unsigned decimals = 0;
+	int r = scan_decimal(s, &i, &whole);
+	if (r < 0)
+		return r;
+	if (s[i] == '.') {
+		i++;
+		while (s[i] >= '0' && s[i] <= '9') {
+			if (++decimals > 3)
+				return -EINVAL;
+			frac = frac * 10 + (uint64_t)(s[i] - '0');
+			i++;
+		}
+		if (!decimals)
+			return -EINVAL;
+		for (unsigned d = decimals; d < 3; d++)
+			frac *= 10;
+	}
+	if (s[i])
+		return -EINVAL;
+	if (__builtin_mul_overflow(whole, 1000u, &v) || __builtin_add_overflow(v, frac, &v))
+		return -ERANGE;
+	*out = v;
+	return 0;
+}
+
+static const char *unit_expected(enum unit u)
+{
+	switch (u) {
+	case UNIT_U32:
+	case UNIT_COUNT:
+		return "a decimal integer without sign or leading zeros";
+	case UNIT_SIZE:
+		return "bytes or a number with a K, M, G or T suffix, like 512M";
+	case UNIT_TIME:
+		return "seconds or a number with an ms, s, m or h suffix, like 30s";
+	case UNIT_CPU:
+		return "a number of CPUs with at most 3 decimals, like 0.5";
+	}
+	return "a number";
+}
+
+static const char *unit_name(enum unit u)
+{
+	switch (u) {
+	case UNIT_SIZE:
+		return " bytes";
+	case UNIT_TIME:
+		return " ms";
+	case UNIT_CPU:
+		return " millicpus";
+	case UNIT_U32:
+	case UNIT_COUNT:
+		break;
+	}
+	return "";
+}
+
+static int fld_number(const struct walker *w, void *target, const struct field *f,
+		      const char *label, const struct node *v)
+{
+	const char *expected = unit_expected(f->unit);
+	struct qbuf q;
+	uint64_t val = 0;
+	int r = want_plain(w, label, v, expected);
+	if (r < 0)
+		return r;
+
+	switch (f->unit) {
+	case UNIT_U32:
+	case UNIT_COUNT:
+		r = parse_count(v->str, &val);
+		break;
+	case UNIT_SIZE:
+		r = parse_size(v->str, &val);
+		break;
+	case UNIT_TIME:
+		r = parse_time_ms(v->str, &val);
+		break;
+	case UNIT_CPU:
+		r = parse_millicpus(v->str, &val);
+		break;
+	}
+	if (r == -ERANGE)
+		return fail(w, v, "%s '%s' overflows (expected at most %" PRIu64 "%s)", label,
+			    quote(&q, v->str), f->max, unit_name(f->unit));
+	if (r < 0)
+		return fail(w, v, "%s '%s' is not a valid number (expected %s)", label,
+			    quote(&q, v->str), expected);
+	if (val < f->min || val > f->max)
+		return fail(w, v, "%s '%s' is out of range (expected %" PRIu64 "..%" PRIu64 "%s)",
+			    label, quote(&q, v->str), f->min, f->max, unit_name(f->unit));
+
+	if (f->unit == UNIT_U32)
+		*FIELD_PTR(target, f->off, uint32_t) = (uint32_t)val;
+	else
+		*FIELD_PTR(target, f->off, uint64_t) = val;
+	return 0;
+}
+
+static int fld_bool(const struct walker *w, void *target, const struct field *f,
+		    const char *label, const struct node *v)
+{
+	struct qbuf q;
+	int r = want_plain(w, label, v, "true or false");
+	if (r < 0)
+		return r;
+	if (streq(v->str, "true"))
+		*FIELD_PTR(target, f->off, bool) = true;
+	else if (streq(v->str, "false"))
+		*FIELD_PTR(target, f->off, bool) = false;
+	else
+		return fail(w, v, "%s '%s' is not a boolean (expected true or false)", label,
+			    quote(&q, v->str));
+	return 0;
+}
+
+/* ---- strings ---- */
+
+static int replace_string(const struct walker *w, void *target, size_t off, const char *s)
+{
+	char *d = NULL;
+	int r = dup_string(w, s, &d);
+	if (r < 0)
+		return r;
+	char **slot = FIELD_PTR(target, off, char *);
+	free(*slot);
+	*slot = d;
+	return 0;
+}
+
+static bool is_lower_name_char(char c, bool first)
+{
+	if ((c >= 'a' && c <= 'z') || c == '_')
+		return true;
+	return !first && ((c >= '0' && c <= '9') || c == '-');
+}
+
+static int fld_user_name(const struct walker *w, void *target, const struct field *f,
+			 const char *label, const struct node *v)
+{
+	static const char expected[] = "a name matching [a-z_][a-z0-9_-]{0,31}";
+	struct qbuf q;
+	size_t len;
+	int r = want_scalar(w, label, v, expected);
+	if (r < 0)
+		return r;
+	len = strlen(v->str);
+	if (len == 0)
+		return fail(w, v, "%s '' is not a valid user name (expected %s)", label, expected);
+	if (len > USER_NAME_MAX)
+		return fail(w, v, "%s '%s' is longer than %u characters (expected %s)", label,
+			    quote(&q, v->str), USER_NAME_MAX, expected);
+	for (size_t i = 0; i < len; i++)
+		if (!is_lower_name_char(v->str[i], i == 0))
+			return fail(w, v, "%s '%s' is not a valid user name (expected %s)", label,
+				    quote(&q, v->str), expected);
+	return replace_string(w, target, f->off, v->str);
+}
+
+static int fld_hostname(const struct walker *w, void *target, const struct field *f,
+			const char *label, const struct node *v)
+{
+	static const char expected[] = "1 to 64 characters of A-Z, a-z, 0-9, '-' and '.'";
+	struct qbuf q;
+	size_t len;
+	int r = want_scalar(w, label, v, expected);
+	if (r < 0)
+		return r;
+	len = strlen(v->str);
+	if (len == 0)
+		return fail(w, v, "%s '' is not a valid hostname (expected %s)", label, expected);
+	if (len > HOSTNAME_MAX)
+		return fail(w, v, "%s '%s' is longer than %u characters (expected %s)", label,
+			    quote(&q, v->str), HOSTNAME_MAX, expected);
+	for (size_t i = 0; i < len; i++) {
+		char c = v->str[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		      c == '-' || c == '.'))
+			return fail(w, v, "%s '%s' is not a valid hostname (expected %s)", label,
+				    quote(&q, v->str), expected);
+	}
+	return replace_string(w, target, f->off, v->str);
+}
+
+/* ---- paths ---- */
+
+enum path_flaw {
+	PATH_OK,
+	PATH_EMPTY_COMPONENT,
+	PATH_DOT,
+	PATH_DOTDOT,
+	PATH_LONG_COMPONENT,
+	PATH_CONTROL,
+};
+
+/* Checks the components of s, which starts right after a leading '/' (if any). */
+static enum path_flaw path_flaw(const char *s)
+{
+	const char *c = s;
+
+	for (const char *p = s; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			return PATH_CONTROL;
+	for (;;) {
+		const char *slash = strchr(c, '/');
+		size_t len = slash ? (size_t)(slash - c) : strlen(c);
+		if (len == 0)
+			return PATH_EMPTY_COMPONENT;
+		if (len == 1 && c[0] == '.')
+			return PATH_DOT;
+		if (len == 2 && c[0] == '.' && c[1] == '.')
+			return PATH_DOTDOT;
+		if (len > COMPONENT_MAX)
+			return PATH_LONG_COMPONENT;
+		if (!slash)
+			return PATH_OK;
+		c = slash + 1;
+	}
+}
+
+static int path_flaw_fail(const struct walker *w, const char *label, const struct node *v,
+			  enum path_flaw flaw)
+{
+	struct qbuf q;
+	const char *s = quote(&q, v->str);
+
+	switch (flaw) {
+	case PATH_OK:
+		return 0;
+	case PATH_EMPTY_COMPONENT:
+		return fail(w, v, "%s '%s' has an empty component or a trailing / (expected a normalised path)",
+			    label, s);
+	case PATH_DOT:
+		return fail(w, v, "%s '%s' has a '.' component (expected a normalised path)", label, s);
+	case PATH_DOTDOT:
+		return fail(w, v, "%s '%s' has a '..' component (expected a normalised path without ..)",
+			    label, s);
+	case PATH_LONG_COMPONENT:
+		return fail(w, v, "%s '%s' has a component longer than %u bytes (expected at most %u)",
+			    label, s, COMPONENT_MAX, COMPONENT_MAX);
+	case PATH_CONTROL:
+		return fail(w, v, "%s '%s' contains a control character (expected printable characters)",
+			    label, s);
+	}
+	return fail(w, v, "%s '%s' is not a valid path (expected a normalised path)", label, s);
+}
+
+static int check_abs_path(const struct walker *w, const char *label, const struct node *v)
+{
+	static const char expected[] = "an absolute path";
+	struct qbuf q;
+	size_t len;
+	int r = want_scalar(w, label, v, expected);
+	if (r < 0)
+		return r;
+	len = strlen(v->str);
+	if (v->str[0] != '/')
+		return fail(w, v, "%s '%s' is not absolute (expected a path starting with /)", label,
+			    quote(&q, v->str));
+	/* PATH_MAX counts the terminating NUL, so the longest usable path is one byte shorter. */
+	if (len >= PATH_MAX)
+		return fail(w, v, "%s is %zu bytes long (expected less than %d)", label, len, PATH_MAX);
+	if (len == 1)
+		return 0;
+	return path_flaw_fail(w, label, v, path_flaw(v->str + 1));
+}
+
+static int check_rel_path(const struct walker *w, const char *label, const struct node *v)
+{
+	static const char expected[] = "a relative path";
+	struct qbuf q;
+	size_t len;
+	int r = want_scalar(w, label, v, expected);
+	if (r < 0)
+		return r;
+	len = strlen(v->str);
+	if (v->str[0] == '/')
+		return fail(w, v, "%s '%s' is absolute (expected a relative path without leading /)",
+			    label, quote(&q, v->str));
+	if (len >= PATH_MAX)
+		return fail(w, v, "%s is %zu bytes long (expected less than %d)", label, len, PATH_MAX);
+	return path_flaw_fail(w, label, v, path_flaw(v->str));
+}
+
+static bool path_is_under(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+	return strncmp(path, dir, n) == 0 && path[n] == '/';
+}
+
+/*
+ * A bind must never hide something the sandbox guarantees: its own /proc, /dev and /sys, the
+ * private /tmp, the workspace mount, and the synthetic /etc/passwd and /etc/group. Binding
+ * below /tmp or /workspace is fine; binding below /proc, /dev or /sys is not, because a host
+ * file there could replace a kernel interface the sandbox relies on.
+ */
+static bool bind_dst_covers_guarantee(const char *dst)
+{
+	static const char *const exact[] = {
+		"/", "/proc", "/dev", "/sys", "/tmp", "/workspace", "/etc", "/etc/passwd", "/etc/group",
+	};
+	static const char *const trees[] = { "/proc", "/dev", "/sys" };
+
+	for (size_t i = 0; i < ELEMENTSOF(exact); i++)
+		if (streq(dst, exact[i]))
+			return true;
+	for (size_t i = 0; i < ELEMENTSOF(trees); i++)
+		if (path_is_under(dst, trees[i]))
+			return true;
+	return false;
+}
+
+static int fld_bind_src(const struct walker *w, void *target, const struct field *f,
+			const char *label, const struct node *v)
+{
+	int r = check_abs_path(w, label, v);
+	if (r < 0)
+		return r;
+	if (streq(v->str, "/"))
+		return fail(w, v, "%s '/' would expose the whole host (expected a narrower path)",
+			    label);
+	return replace_string(w, target, f->off, v->str);
+}
+
+static int fld_bind_dst(const struct walker *w, void *target, const struct field *f,
+			const char *label, const struct node *v)
+{
+	struct qbuf q;
+	int r = check_abs_path(w, label, v);
+	if (r < 0)
+		return r;
+	if (bind_dst_covers_guarantee(v->str))
+		return fail(w, v,
+			    "%s '%s': bind target would cover a guarantee (expected a path other than /, /tmp, /workspace, /etc, /etc/passwd, /etc/group and outside /proc, /dev and /sys)",
+			    label, quote(&q, v->str));
+	return replace_string(w, target, f->off, v->str);
+}
+
+static int fld_bind_mode(const struct walker *w, void *target, const struct field *f,
+			 const char *label, const struct node *v)
+{
+	struct qbuf q;
+	int r = want_scalar(w, label, v, "ro or rw");
+	if (r < 0)
+		return r;
+	if (streq(v->str, "ro"))
+		*FIELD_PTR(target, f->off, enum pol_bind_mode) = POL_BIND_RO;
+	else if (streq(v->str, "rw"))
+		*FIELD_PTR(target, f->off, enum pol_bind_mode) = POL_BIND_RW;
+	else
+		return fail(w, v, "%s '%s' is not a bind mode (expected ro or rw)", label,
+			    quote(&q, v->str));
+	return 0;
+}
+
+/* ---- list entries ---- */
+
+static int check_etc_entry(const struct walker *w, const char *label, const struct node *item)
+{
+	struct qbuf q;
+	int r = check_rel_path(w, label, item);
+	if (r < 0)
+		return r;
+	/* The sandbox writes its own passwd and group; a host copy must not replace them. */
+	if (streq(item->str, "passwd") || streq(item->str, "group"))
+		return fail(w, item,
+			    "%s '%s' would cover a guarantee (expected an entry other than passwd and group, which are synthetic)",
+			    label, quote(&q, item->str));
+	return 0;
+}
+
+static bool is_env_name(const char *s, size_t len)
+{
+	if (len == 0)
+		return false;
+	for (size_t i = 0; i < len; i++) {
+		char c = s[i];
+		bool alpha = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_';
+		if (!alpha && (i == 0 || !(c >= '0' && c <= '9')))
+			return false;
+	}
+	return true;
+}
+
+static int check_env_set(const struct walker *w, const char *label, const struct node *item)
+{
+	static const char expected[] = "NAME=value with NAME matching [A-Za-z_][A-Za-z0-9_]*";
+	struct qbuf q;
+	const char *eq;
+	int r = want_scalar(w, label, item, expected);
+	if (r < 0)
+		return r;
+	eq = strchr(item->str, '=');
+	if (!eq)
+		return fail(w, item, "%s '%s' has no '=' (expected %s)", label, quote(&q, item->str),
+			    expected);
+	if (!is_env_name(item->str, (size_t)(eq - item->str)))
+		return fail(w, item, "%s '%s' has an invalid variable name (expected %s)", label,
+			    quote(&q, item->str), expected);
+	return 0;
+}
+
+static int check_env_name(const struct walker *w, const char *label, const struct node *item)
+{
+	static const char expected[] = "a variable name matching [A-Za-z_][A-Za-z0-9_]*";
+	struct qbuf q;
+	int r = want_scalar(w, label, item, expected);
+	if (r < 0)
+		return r;
+	if (!is_env_name(item->str, strlen(item->str)))
+		return fail(w, item, "%s '%s' is not a variable name (expected %s)", label,
+			    quote(&q, item->str), expected);
+	return 0;
+}
+
+static int check_syscall(const struct walker *w, const char *label, const struct node *item)
+{
+	static const char expected[] = "a syscall name matching [a-z0-9_]+";
+	struct qbuf q;
+	size_t len;
+	int r = want_scalar(w, label, item, expected);
+	if (r < 0)
+		return r;
+	len = strlen(item->str);
+	if (len == 0)
+		return fail(w, item, "%s '' is not a syscall name (expected %s)", label, expected);
+	if (len > SYSCALL_NAME_MAX)
+		return fail(w, item, "%s '%s' is longer than %u characters (expected %s)", label,
+			    quote(&q, item->str), SYSCALL_NAME_MAX, expected);
+	for (size_t i = 0; i < len; i++) {
+		char c = item->str[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'))
+			return fail(w, item, "%s '%s' is not a syscall name (expected %s)", label,
+				    quote(&q, item->str), expected);
+	}
+	return 0;
+}
+
+static const struct {
+	const char *name;
+	uint32_t bit;
+} unsafe_names[] = {
+	{ "no-cgroup", POL_UNSAFE_NO_CGROUP },
+	{ "io_uring", POL_UNSAFE_IO_URING },
+};
+
+static int check_unsafe(const struct walker *w, const char *label, const struct node *item)
+{
+	static const char expected[] = "no-cgroup or io_uring";
+	struct qbuf q;
+	int r = want_scalar(w, label, item, expected);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < ELEMENTSOF(unsafe_names); i++)
+		if (streq(item->str, unsafe_names[i].name))
+			return 0;
+	return fail(w, item, "%s '%s' is not a known weakening (expected %s)", label,
+		    quote(&q, item->str), expected);
+}
+
+/* ---- lists ---- */
+
+static size_t entry_key_len(const struct field *f, const char *s)
+{
+	if (f->dup_by_name) {
+		const char *eq = strchr(s, '=');
+		if (eq)
+			return (size_t)(eq - s);
+	}
+	return strlen(s);
+}
+
+static int want_seq(const struct walker *w, const char *label, const struct node *v)
+{
+	if (v->kind != NODE_SEQ)
+		return fail(w, v, "%s is %s (expected a sequence; write [] for none)", label,
+			    describe(v));
+	return 0;
+}
+
+/*
+ * Builds a NULL-terminated array from the sequence v (every entry validated by f->check and
+ * listed once) and stores it in place of the list at f->off, freeing the old one.
+ */
+static int fld_str_list(const struct walker *w, void *target, const struct field *f,
+			const char *label, const struct node *v)
+{
+	char **items = NULL;
+	size_t n = 0;
+	int r = want_seq(w, label, v);
+	if (r < 0)
+		return r;
+
+	items = calloc(v->n_kids + 1, sizeof(*items));
+	if (!items)
+		return walk_enomem(w);
+	for (; n < v->n_kids; n++) {
+		const struct node *item = v->kids[n];
+		char item_label[LABEL_MAX];
+		struct qbuf q;
+
+		(void)snprintf(item_label, sizeof(item_label), "%s[%zu]", label, n);
+		r = want_scalar(w, item_label, item, "a string");
+		if (r >= 0)
+			r = f->check(w, item_label, item);
+		for (size_t j = 0; r >= 0 && j < n; j++) {
+			size_t klen = entry_key_len(f, item->str);
+			if (entry_key_len(f, items[j]) == klen && !memcmp(items[j], item->str, klen))
+				r = fail(w, item,
+					 "%s '%s' repeats an earlier entry (expected each entry once; first at line %u)",
+					 item_label, quote(&q, item->str), v->kids[j]->line);
+		}
+		if (r >= 0)
+			r = dup_string(w, item->str, &items[n]);
+		if (r < 0) {
+			strv_free(items, n);
+			return r;
+		}
+	}
+
+	char ***slot = FIELD_PTR(target, f->off, char **);
+	size_t *n_slot = FIELD_PTR(target, f->n_off, size_t);
+	strv_free(*slot, *n_slot);
+	*slot = items;
+	*n_slot = n;
+	return 0;
+}
+
+static const struct field bind_fields[] = {
+	{ .key = "src", .fn = fld_bind_src, .off = offsetof(struct pol_bind, src) },
+	{ .key = "dst", .fn = fld_bind_dst, .off = offsetof(struct pol_bind, dst) },
+	{ .key = "mode", .fn = fld_bind_mode, .off = offsetof(struct pol_bind, mode) },
+	{ .key = "optional", .fn = fld_bool, .off = offsetof(struct pol_bind, optional) },
+};
+
+static int fld_binds(const struct walker *w, void *target, const struct field *f,
+		     const char *label, const struct node *v)
+{
+	struct pol_policy *p = target;
+	struct pol_bind *binds = NULL;
+	size_t n = 0;
+	int r = want_seq(w, label, v);
+	if (r < 0)
+		return r;
+	(void)f;
+
+	binds = calloc(v->n_kids ? v->n_kids : 1, sizeof(*binds));
+	if (!binds)
+		return walk_enomem(w);
+	for (; n < v->n_kids; n++) {
+		const struct node *item = v->kids[n];
+		char item_label[LABEL_MAX];
+		struct pol_bind *b = &binds[n];
+		struct qbuf q;
+
+		(void)snprintf(item_label, sizeof(item_label), "%s[%zu]", label, n);
+		b->mode = POL_BIND_RO; /* the safe default when mode is left out */
+		r = walk_map(w, b, item_label, item, bind_fields, ELEMENTSOF(bind_fields));
+		if (r >= 0 && (!b->src || !b->dst))
+			r = fail(w, item, "%s has no %s (expected a mapping with src and dst)",
+				 item_label, b->src ? "dst" : "src");
+		for (size_t j = 0; r >= 0 && j < n; j++)
+			if (streq(binds[j].dst, b->dst))
+				r = fail(w, item,
+					 "%s binds '%s' again (expected each dst once; first at line %u)",
+					 item_label, quote(&q, b->dst), v->kids[j]->line);
+		if (r < 0) {
+			binds_free(binds, n + 1);
+			return r;
+		}
+	}
+
+	binds_free(p->binds, p->n_binds);
+	p->binds = binds;
+	p->n_binds = n;
+	return 0;
+}
+
+/* A list held outside struct pol_policy, so fld_str_list can fill it. */
+struct strv_tmp {
+	char **v;
+	size_t n;
+};
+
+static int fld_unsafe(const struct walker *w, void *target, const struct field *f,
+		      const char *label, const struct node *v)
+{
+	struct pol_policy *p = target;
+	struct strv_tmp tmp = { NULL, 0 };
+	struct field lf = *f;
+	uint32_t bits = 0;
+	int r;
+
+	/* Validate and reject duplicates with the generic list code, then keep only the bits. */
+	lf.off = offsetof(struct strv_tmp, v);
+	lf.n_off = offsetof(struct strv_tmp, n);
+	r = fld_str_list(w, &tmp, &lf, label, v);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < tmp.n; i++)
+		for (size_t j = 0; j < ELEMENTSOF(unsafe_names); j++)
+			if (streq(tmp.v[i], unsafe_names[j].name))
+				bits |= unsafe_names[j].bit;
+	strv_free(tmp.v, tmp.n);
+	p->unsafe = bits;
+	return 0;
+}
+
+/* ---- sections ---- */
+
+static const struct node *map_get(const struct node *m, const char *key)
+{
+	for (size_t i = 0; i + 1 < m->n_kids; i += 2)
+		if (m->kids[i]->kind == NODE_SCALAR && streq(m->kids[i]->str, key))
+			return m->kids[i + 1];
+	return NULL;
+}
+
+static bool strv_contains(char *const *v, size_t n, const char *s)
+{
+	for (size_t i = 0; i < n; i++)
+		if (streq(v[i], s))
+			return true;
+	return false;
+}
+
+static const struct field host_id_fields[] = {
+	{ .key = "base", .fn = fld_number, .off = offsetof(struct pol_policy, host_id_base),
+	  .unit = UNIT_U32, .min = HOST_ID_BASE_MIN, .max = UINT32_MAX - 1 },
+	{ .key = "count", .fn = fld_number, .off = offsetof(struct pol_policy, host_id_count),
+	  .unit = UNIT_U32, .min = 1, .max = UINT32_MAX - HOST_ID_BASE_MIN },
+};
+
+static int fld_host_ids(const struct walker *w, void *target, const struct field *f,
+			const char *label, const struct node *v)
+{
+	const struct pol_policy *p = target;
+	int r = walk_map(w, target, label, v, host_id_fields, ELEMENTSOF(host_id_fields));
+	if (r < 0)
+		return r;
+	(void)f;
+	/* Checked on the merged values: a file may change base or count alone. */
+	if ((uint64_t)p->host_id_base + p->host_id_count > HOST_ID_END_MAX)
+		return fail(w, v,
+			    "%s base %" PRIu32 " + count %" PRIu32 " overflows (expected base + count <= %" PRIu32 ")",
+			    label, p->host_id_base, p->host_id_count, (uint32_t)HOST_ID_END_MAX);
+	return 0;
+}
+
+static const struct field user_fields[] = {
+	{ .key = "uid", .fn = fld_number, .off = offsetof(struct pol_policy, uid),
+	  .unit = UNIT_U32, .min = UID_MIN, .max = UID_MAX },
+	{ .key = "gid", .fn = fld_number, .off = offsetof(struct pol_policy, gid),
+	  .unit = UNIT_U32, .min = UID_MIN, .max = UID_MAX },
+	{ .key = "name", .fn = fld_user_name, .off = offsetof(struct pol_policy, user_name) },
+	{ .key = "host_ids", .fn = fld_host_ids },
+};
+
+static int fld_user(const struct walker *w, void *target, const struct field *f,
+		    const char *label, const struct node *v)
+{
+	(void)f;
+	return walk_map(w, target, label, v, user_fields, ELEMENTSOF(user_fields));
+}
+
+#define STR_LIST(k, member, checker)                                            \
+	{ .key = (k), .fn = fld_str_list, .off = offsetof(struct pol_policy, member), \
+	  .n_off = offsetof(struct pol_policy, n_##member), .check = (checker) }
+
+static const struct field filesystem_fields[] = {
+	{ .key = "binds", .fn = fld_binds },
+	{ .key = "etc", .fn = fld_str_list, .off = offsetof(struct pol_policy, etc_files),
+	  .n_off = offsetof(struct pol_policy, n_etc_files), .check = check_etc_entry },
+	STR_LIST("protect", protect, check_rel_path),
+	STR_LIST("allow_create", allow_create, check_rel_path),
+};
+
+static int fld_filesystem(const struct walker *w, void *target, const struct field *f,
+			  const char *label, const struct node *v)
+{
+	const struct pol_policy *p = target;
+	const struct node *ac, *pr;
+	struct qbuf q;
+	int r = walk_map(w, target, label, v, filesystem_fields, ELEMENTSOF(filesystem_fields));
+	if (r < 0)
+		return r;
+	(void)f;
+
+	/*
+	 * allow_create only relaxes "uncreatable" to "creatable" for a protected path; an entry
+	 * outside protect would be meaningless and is most likely a typo.
+	 */
+	ac = map_get(v, "allow_create");
+	pr = map_get(v, "protect");
+	for (size_t i = 0; i < p->n_allow_create; i++) {
+		if (strv_contains(p->protect, p->n_protect, p->allow_create[i]))
+			continue;
+		if (ac) {
+			assert(ac->kind == NODE_SEQ && ac->n_kids == p->n_allow_create);
+			return fail(w, ac->kids[i],
+				    "%s.allow_create[%zu] '%s' is not in %s.protect (expected every allow_create entry to be protected too)",
+				    label, i, quote(&q, p->allow_create[i]), label);
+		}
+		return fail(w, pr ? pr : v,
+			    "%s.protect leaves out '%s', which %s.allow_create names (expected every allow_create entry to be protected too)",
+			    label, quote(&q, p->allow_create[i]), label);
+	}
+	return 0;
+}
+
+static const struct field env_fields[] = {
+	{ .key = "set", .fn = fld_str_list, .off = offsetof(struct pol_policy, env_set),
+	  .n_off = offsetof(struct pol_policy, n_env_set), .check = check_env_set,
+	  .dup_by_name = true },
+	STR_LIST("pass", env_pass, check_env_name),
+};
+
+static int fld_env(const struct walker *w, void *target, const struct field *f,
+		   const char *label, const struct node *v)
+{
+	(void)f;
+	return walk_map(w, target, label, v, env_fields, ELEMENTSOF(env_fields));
+}
+
+static int fld_seccomp_default(const struct walker *w, void *target, const struct field *f,
+			       const char *label, const struct node *v)
+{
+	struct qbuf q;
+	int r = want_scalar(w, label, v, "errno or kill");
+	if (r < 0)
+		return r;
+	if (streq(v->str, "errno"))
+		*FIELD_PTR(target, f->off, enum pol_seccomp_action) = POL_SECCOMP_ERRNO;
+	else if (streq(v->str, "kill"))
+		*FIELD_PTR(target, f->off, enum pol_seccomp_action) = POL_SECCOMP_KILL;
+	else
+		return fail(w, v, "%s '%s' is not a seccomp action (expected errno or kill)", label,
+			    quote(&q, v->str));
+	return 0;
+}
+
+static const struct field seccomp_fields[] = {
+	{ .key = "default_action", .fn = fld_seccomp_default,
+	  .off = offsetof(struct pol_policy, seccomp_default) },
+	STR_LIST("allow", seccomp_allow, check_syscall),
+	STR_LIST("deny", seccomp_deny, check_syscall),
+};
+
+static int fld_seccomp(const struct walker *w, void *target, const struct field *f,
+		       const char *label, const struct node *v)
+{
+	const struct pol_policy *p = target;
+	const struct node *allow, *deny;
+	struct qbuf q;
+	int r = walk_map(w, target, label, v, seccomp_fields, ELEMENTSOF(seccomp_fields));
+	if (r < 0)
+		return r;
+	(void)f;
+
+	/* A syscall in both lists has no clear meaning; refuse it rather than pick a winner. */
+	allow = map_get(v, "allow");
+	deny = map_get(v, "deny");
+	for (size_t i = 0; i < p->n_seccomp_deny; i++) {
+		for (size_t j = 0; j < p->n_seccomp_allow; j++) {
+			if (!streq(p->seccomp_deny[i], p->seccomp_allow[j]))
+				continue;
+			if (deny)
+				return fail(w, deny->kids[i],
+					    "%s.deny[%zu] '%s' is also in %s.allow (expected a syscall in at most one list)",
+					    label, i, quote(&q, p->seccomp_deny[i]), label);
+			return fail(w, allow ? allow->kids[j] : v,
+				    "%s.allow[%zu] '%s' is also in %s.deny (expected a syscall in at most one list)",
+				    label, j, quote(&q, p->seccomp_allow[j]), label);
+		}
+	}
+	return 0;
+}
+
+#define LIMIT(k, member, u, lo, hi)                                                     \
+	{ .key = (k), .fn = fld_number, .off = offsetof(struct pol_policy, member), .unit = (u), \
+	  .min = (lo), .max = (hi) }
+
+/*
+ * 0 means "none" only for cpu, wall, output and nproc. Everything else must be positive:
+ * memory and pids because a cgroup without them is no limit, tmpfs because the kernel reads
+ * size=0 as "unbounded", and nofile and fsize because 0 leaves a process that cannot work.
+ */
+static const struct field limit_fields[] = {
+	LIMIT("memory", memory_bytes, UNIT_SIZE, 1, VALUE_MAX),
+	LIMIT("pids", pids, UNIT_COUNT, 1, PIDS_MAX),
+	LIMIT("cpu", cpu_millicpus, UNIT_CPU, 0, (uint64_t)CPUS_MAX * 1000u),
+	LIMIT("nofile", nofile, UNIT_COUNT, 1, NOFILE_MAX),
+	LIMIT("nproc", nproc, UNIT_COUNT, 0, PIDS_MAX),
+	LIMIT("fsize", fsize_bytes, UNIT_SIZE, 1, VALUE_MAX),
+	LIMIT("tmpfs", tmp_bytes, UNIT_SIZE, 1, VALUE_MAX),
+	LIMIT("wall", wall_ms, UNIT_TIME, 0, VALUE_MAX),
+	LIMIT("output", output_bytes, UNIT_SIZE, 0, VALUE_MAX),
+};
+
+static int fld_limits(const struct walker *w, void *target, const struct field *f,
+		      const char *label, const struct node *v)
+{
+	(void)f;
+	return walk_map(w, target, label, v, limit_fields, ELEMENTSOF(limit_fields));
+}
+
+static const struct field root_fields[] = {
+	{ .key = "user", .fn = fld_user },
+	{ .key = "hostname", .fn = fld_hostname, .off = offsetof(struct pol_policy, hostname) },
+	{ .key = "filesystem", .fn = fld_filesystem },
+	{ .key = "env", .fn = fld_env },
+	{ .key = "seccomp", .fn = fld_seccomp },
+	{ .key = "limits", .fn = fld_limits },
+	{ .key = "unsafe", .fn = fld_unsafe, .check = check_unsafe },
+};
+
+/* Lists the keys of a table for an "unknown key" message. */
+static void key_list(char *buf, size_t size, const struct field *fields, size_t n_fields)
+{
+	size_t o = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < n_fields && o < size; i++) {
+		int k = snprintf(buf + o, size - o, "%s%s", i ? ", " : "", fields[i].key);
+		if (k < 0)
+			break;
+		o += (size_t)k;
+	}
+}
+
+/*
+ * Applies the mapping n to target with the handlers in fields. where names the mapping in
+ * messages ("" for the top level). Every key must be a scalar naming a field, at most once.
+ */
+static int walk_map(const struct walker *w, void *target, const char *where,
+		    const struct node *n, const struct field *fields, size_t n_fields)
+{
+	const char *display = where[0] ? where : "the top level";
+	const struct node *first[32] = { 0 };
+
+	assert(n_fields <= ELEMENTSOF(first));
+	if (n->kind != NODE_MAP)
+		return fail(w, n, "%s is %s (expected a mapping)", display, describe(n));
+	assert(n->n_kids % 2 == 0);
+
+	for (size_t i = 0; i < n->n_kids; i += 2) {
+		const struct node *k = n->kids[i], *v = n->kids[i + 1];
+		char label[LABEL_MAX];
+		struct qbuf q;
+		size_t j;
+		int r;
+
+		if (k->kind != NODE_SCALAR)
+			return fail(w, k, "key in %s is %s (expected a scalar key)", display,
+				    describe(k));
+		for (j = 0; j < n_fields; j++)
+			if (streq(k->str, fields[j].key))
+				break;
+		if (j == n_fields) {
+			char keys[256];
+			key_list(keys, sizeof(keys), fields, n_fields);
+			return fail(w, k, "unknown key '%s' in %s (expected one of: %s)",
+				    quote(&q, k->str), display, keys);
+		}
+		if (first[j])
+			return fail(w, k,
+				    "duplicate key '%s' in %s (expected each key once; first at line %u)",
+				    fields[j].key, display, first[j]->line);
+		first[j] = k;
+
+		make_label(label, sizeof(label), where, fields[j].key);
+		r = fields[j].fn(w, target, &fields[j], label, v);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* Parses buf and overlays it onto p. On failure p is half-updated and must be discarded. */
+static int overlay(struct pol_policy *p, const char *name, const void *buf, size_t len,
+		   struct pol_diag *reterr)
+{
+	struct loader l = {
+		.buf = buf ? buf : (const void *)"",
+		.len = len,
+		.name = name,
+		.diag = reterr,
+	};
+	const struct walker w = { .name = name, .diag = reterr };
+	_cleanup_(node_freep) struct node *root = NULL;
+	int r;
+
+	r = load_document(&l, &root);
+	loader_done(&l);
+	if (r < 0)
+		return r;
+	if (root->kind != NODE_MAP)
+		return fail(&w, root, "document is %s (expected a mapping of policy sections)",
+			    describe(root));
+	return walk_map(&w, p, "", root, root_fields, ELEMENTSOF(root_fields));
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Public interface                                                                           */
+
+struct pol_policy *pol_free(struct pol_policy *p)
+{
+	if (!p)
+		return NULL;
+	free(p->user_name);
+	free(p->hostname);
+	binds_free(p->binds, p->n_binds);
+	strv_free(p->etc_files, p->n_etc_files);
+	strv_free(p->protect, p->n_protect);
+	strv_free(p->allow_create, p->n_allow_create);
+	strv_free(p->env_set, p->n_env_set);
+	strv_free(p->env_pass, p->n_env_pass);
+	strv_free(p->seccomp_allow, p->n_seccomp_allow);
+	strv_free(p->seccomp_deny, p->n_seccomp_deny);
+	free(p);
+	return NULL;
+}
+DEFINE_CLEANUP(struct pol_policy *, pol_free)
+
+const char *pol_default_yaml(size_t *out_len)
+{
+	if (out_len)
+		*out_len = pol_default_yaml_len;
+	return pol_default_yaml_data;
+}
+
+int pol_parse(const char *name, const void *buf, size_t len, struct pol_policy **out,
+	      struct pol_diag *reterr)
+{
+	_cleanup_(pol_freep) struct pol_policy *p = NULL;
+	int r;
+
+	assert(out);
+	if (!name)
+		name = "<input>";
+	if (len > POL_MAX_INPUT_BYTES) {
+		diag_set(reterr, name, 0, 0, "input is %zu bytes (expected at most %u bytes)", len,
+			 (unsigned)POL_MAX_INPUT_BYTES);
+		return -E2BIG;
+	}
+	if (!buf && len > 0) {
+		diag_set(reterr, name, 0, 0, "no input buffer (expected bytes)");
+		return -EINVAL;
+	}
+
+	p = calloc(1, sizeof(*p));
+	if (!p) {
+		diag_set(reterr, name, 0, 0, "out of memory (expected to parse the policy)");
+		return -ENOMEM;
+	}
+
+	/* The default must parse; if it ever does not, report it under its own name. */
+	r = overlay(p, DEFAULT_NAME, pol_default_yaml_data, pol_default_yaml_len, reterr);
+	if (r < 0)
+		return r;
+	r = overlay(p, name, buf, len, reterr);
+	if (r < 0)
+		return r;
+
+	*out = TAKE_PTR(p);
+	return 0;
+}

@@ -1,0 +1,609 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The sandbox filesystem: a fresh tmpfs root, read-only binds of host paths, synthetic /etc
+ * files, the workspace, /tmp, a fresh /proc with sensitive entries masked, a minimal /dev,
+ * then pivot_root with the old root detached.
+ *
+ * Every host source is captured first as a detached mount (open_tree OPEN_TREE_CLONE), with
+ * its flags set on the detached copy (mount_setattr, recursively), and attached to the new
+ * root fd-relatively (move_mount). Nothing is resolved by path after the new root exists, so
+ * the new root hiding a host path cannot change what a bind points at.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+#include "policy.h"
+#include "sandbox.h"
+
+/* Where the new root is assembled before pivot_root; any directory works, it is our ns. */
+#define SBX_STAGING "/tmp"
+
+/* Size of the root and /dev tmpfs; they only hold mount points and a few small files. */
+#define SBX_ROOT_TMPFS_SIZE "8m"
+#define SBX_DEV_TMPFS_SIZE "64k"
+
+static int set_step(char *step, size_t step_len, int err, const char *what, const char *arg)
+{
+	(void)snprintf(step, step_len, "%s%s%s", what, arg ? " " : "", arg ? arg : "");
+	return err;
+}
+
+/* A detached copy of the mount tree at dfd/path. */
+static int clone_tree(int dfd, const char *path, bool recursive)
+{
+	unsigned flags = OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC;
+	if (recursive)
+		flags |= AT_RECURSIVE;
+	if (!*path)
+		flags |= AT_EMPTY_PATH;
+	int fd = open_tree(dfd, path, flags);
+	return fd < 0 ? -errno : fd;
+}
+
+static int set_attr(int tree, uint64_t attrs, bool recursive)
+{
+	struct mount_attr attr = { .attr_set = attrs };
+	unsigned flags = AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0);
+	if (mount_setattr(tree, "", flags, &attr, sizeof(attr)) < 0)
+		return -errno;
+	return 0;
+}
+
+static int attach(int tree, int dfd, const char *path)
+{
+	unsigned flags = MOVE_MOUNT_F_EMPTY_PATH | (*path ? 0 : MOVE_MOUNT_T_EMPTY_PATH);
+	if (move_mount(tree, "", dfd, path, flags) < 0)
+		return -errno;
+	return 0;
+}
+
+/* mkdir -p of a relative path below dfd; every component is created 0755 if missing. */
+static int mkdir_p(int dfd, const char *rel)
+{
+	char buf[PATH_MAX];
+	size_t len = strlen(rel);
+	if (len == 0 || len >= sizeof(buf))
+		return -ENAMETOOLONG;
+	memcpy(buf, rel, len + 1);
+	for (char *p = buf;; p++) {
+		if (*p != '/' && *p != '\0')
+			continue;
+		char saved = *p;
+		*p = '\0';
+		if (buf[0] && mkdirat(dfd, buf, 0755) < 0 && errno != EEXIST)
+			return -errno;
+		*p = saved;
+		if (!saved)
+			break;
+	}
+	return 0;
+}
+
+/* Creates the mount point for a tree: a directory, or an empty file under created parents. */
+static int make_mount_point(int dfd, const char *rel, bool is_dir)
+{
+	if (is_dir)
+		return mkdir_p(dfd, rel);
+	const char *slash = strrchr(rel, '/');
+	if (slash) {
+		char parent[PATH_MAX];
+		size_t plen = (size_t)(slash - rel);
+		if (plen >= sizeof(parent))
+			return -ENAMETOOLONG;
+		memcpy(parent, rel, plen);
+		parent[plen] = '\0';
+		int r = mkdir_p(dfd, parent);
+		if (r < 0)
+			return r;
+	}
+	int fd = openat(dfd, rel, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0444);
+	if (fd < 0)
+		return -errno;
+	(void)close(fd);
+	return 0;
+}
+
+/* Writes a small synthetic file, refusing to follow or reuse anything. */
+static int write_new_file(int dfd, const char *rel, const char *text, mode_t mode)
+{
+	_cleanup_close_ int fd =
+		openat(dfd, rel, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+	if (fd < 0)
+		return -errno;
+	size_t len = strlen(text);
+	ssize_t n = write(fd, text, len);
+	if (n < 0)
+		return -errno;
+	if ((size_t)n != len)
+		return -EIO;
+	return 0;
+}
+
+/* A new filesystem instance as a detached mount. opts are key=value pairs, NULL-terminated. */
+static int new_fs(const char *type, const char *const *opts, uint64_t attrs)
+{
+	_cleanup_close_ int fs = fsopen(type, FSOPEN_CLOEXEC);
+	if (fs < 0)
+		return -errno;
+	for (size_t i = 0; opts && opts[i]; i += 2) {
+		if (fsconfig(fs, FSCONFIG_SET_STRING, opts[i], opts[i + 1], 0) < 0)
+			return -errno;
+	}
+	if (fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+		return -errno;
+	int mnt = fsmount(fs, FSMOUNT_CLOEXEC, (unsigned)attrs);
+	return mnt < 0 ? -errno : mnt;
+}
+
+static int mount_new_fs(int root, const char *rel, const char *type, const char *const *opts,
+			uint64_t attrs)
+{
+	_cleanup_close_ int mnt = new_fs(type, opts, attrs);
+	if (mnt < 0)
+		return mnt;
+	int r = mkdir_p(root, rel);
+	if (r < 0)
+		return r;
+	return attach(mnt, root, rel);
+}
+
+/* One host source captured before the new root exists. */
+struct capture {
+	const char *dst;   /* sandbox path, absolute */
+	int tree;          /* detached mount, or -1 */
+	bool is_dir;
+	char *link;        /* symlink target when the source is a symlink */
+};
+
+static void capture_done(struct capture *c)
+{
+	if (c->tree >= 0)
+		(void)close(c->tree);
+	c->tree = -1;
+	free(c->link);
+	c->link = NULL;
+}
+
+/*
+ * Captures host path src: a symlink is remembered as its target (recreated, never followed);
+ * anything else becomes a detached recursive bind with attrs set. Returns 1 when captured,
+ * 0 when src is missing and optional, or -errno.
+ */
+static int capture_source(const char *src, bool optional, uint64_t attrs, struct capture *out)
+{
+	struct stat st;
+	if (lstat(src, &st) < 0) {
+		if (errno == ENOENT && optional)
+			return 0;
+		return -errno;
+	}
+	if (S_ISLNK(st.st_mode)) {
+		char target[PATH_MAX];
+		ssize_t n = readlink(src, target, sizeof(target) - 1);
+		if (n < 0)
+			return -errno;
+		target[n] = '\0';
+		out->link = strdup(target);
+		if (!out->link)
+			return -ENOMEM;
+		return 1;
+	}
+	int tree = clone_tree(AT_FDCWD, src, true);
+	if (tree < 0)
+		return tree;
+	int r = set_attr(tree, attrs, true);
+	if (r < 0) {
+		(void)close(tree);
+		return r;
+	}
+	out->tree = tree;
+	out->is_dir = S_ISDIR(st.st_mode);
+	return 1;
+}
+
+static int place_capture(int root, const struct capture *c)
+{
+	const char *rel = c->dst + 1; /* sandbox paths are absolute and normalised */
+	if (c->link) {
+		const char *slash = strrchr(rel, '/');
+		if (slash) {
+			char parent[PATH_MAX];
+			size_t plen = (size_t)(slash - rel);
+			if (plen >= sizeof(parent))
+				return -ENAMETOOLONG;
+			memcpy(parent, rel, plen);
+			parent[plen] = '\0';
+			int r = mkdir_p(root, parent);
+			if (r < 0)
+				return r;
+		}
+		if (symlinkat(c->link, root, rel) < 0)
+			return -errno;
+		return 0;
+	}
+	int r = make_mount_point(root, rel, c->is_dir);
+	if (r < 0)
+		return r;
+	return attach(c->tree, root, rel);
+}
+
+/* /proc entries that reveal or change host state; each is covered if it exists. */
+static const char *const proc_masked_files[] = {
+	"kcore", "sysrq-trigger", "timer_list", "keys", "key-users", "latency_stats",
+	"sched_debug", "kallsyms", "kmsg", "kpagecount", "kpageflags", "kpagecgroup",
+	"config.gz", "mtrr", "vmallocinfo",
+};
+static const char *const proc_masked_dirs[] = { "acpi", "scsi", "asound", "driver" };
+static const char *const proc_readonly_dirs[] = { "sys", "bus", "fs", "irq" };
+
+static int setup_proc(int root, char *step, size_t step_len)
+{
+	static const char *const proc_opts[] = { "hidepid", "invisible", NULL };
+	_cleanup_close_ int mnt = new_fs("proc", proc_opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+							       MOUNT_ATTR_NOEXEC);
+	if (mnt < 0)
+		return set_step(step, step_len, mnt, "mount proc", NULL);
+	int r = mkdir_p(root, "proc");
+	if (r < 0)
+		return set_step(step, step_len, r, "create /proc", NULL);
+	r = attach(mnt, root, "proc");
+	if (r < 0)
+		return set_step(step, step_len, r, "attach /proc", NULL);
+
+	_cleanup_close_ int proc = openat(root, "proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (proc < 0)
+		return set_step(step, step_len, -errno, "open /proc", NULL);
+
+	for (size_t i = 0; i < ELEMENTSOF(proc_readonly_dirs); i++) {
+		_cleanup_close_ int tree = clone_tree(proc, proc_readonly_dirs[i], true);
+		if (tree == -ENOENT)
+			continue;
+		if (tree < 0)
+			return set_step(step, step_len, tree, "clone /proc/", proc_readonly_dirs[i]);
+		r = set_attr(tree, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+					   MOUNT_ATTR_NOEXEC, true);
+		if (r >= 0)
+			r = attach(tree, proc, proc_readonly_dirs[i]);
+		if (r < 0)
+			return set_step(step, step_len, r, "make read-only /proc/",
+					proc_readonly_dirs[i]);
+	}
+	for (size_t i = 0; i < ELEMENTSOF(proc_masked_files); i++) {
+		if (faccessat(proc, proc_masked_files[i], F_OK, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		_cleanup_close_ int tree = clone_tree(AT_FDCWD, "/dev/null", false);
+		if (tree < 0)
+			return set_step(step, step_len, tree, "clone /dev/null", NULL);
+		r = set_attr(tree, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, false);
+		if (r >= 0)
+			r = attach(tree, proc, proc_masked_files[i]);
+		if (r < 0)
+			return set_step(step, step_len, r, "mask /proc/", proc_masked_files[i]);
+	}
+	for (size_t i = 0; i < ELEMENTSOF(proc_masked_dirs); i++) {
+		if (faccessat(proc, proc_masked_dirs[i], F_OK, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		static const char *const opts[] = { "size", "4k", "mode", "0555", NULL };
+		_cleanup_close_ int tree =
+			new_fs("tmpfs", opts, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
+						      MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+		r = tree;
+		if (r >= 0)
+			r = attach(tree, proc, proc_masked_dirs[i]);
+		if (r < 0)
+			return set_step(step, step_len, r, "mask /proc/", proc_masked_dirs[i]);
+	}
+	return 0;
+}
+
+static const char *const dev_nodes[] = { "null", "zero", "full", "random", "urandom", "tty" };
+
+static int setup_dev(int root, const char *tmp_size, char *step, size_t step_len)
+{
+	static const char *const dev_opts[] = { "size", SBX_DEV_TMPFS_SIZE, "mode", "0755", NULL };
+	int r = mount_new_fs(root, "dev", "tmpfs", dev_opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC);
+	if (r < 0)
+		return set_step(step, step_len, r, "mount /dev", NULL);
+	_cleanup_close_ int dev = openat(root, "dev", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dev < 0)
+		return set_step(step, step_len, -errno, "open /dev", NULL);
+
+	for (size_t i = 0; i < ELEMENTSOF(dev_nodes); i++) {
+		char src[32];
+		(void)snprintf(src, sizeof(src), "/dev/%s", dev_nodes[i]);
+		/* The device binds are the only place without nodev, necessarily. */
+		_cleanup_close_ int tree = clone_tree(AT_FDCWD, src, false);
+		if (tree < 0)
+			return set_step(step, step_len, tree, "bind", src);
+		r = set_attr(tree, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, false);
+		if (r >= 0)
+			r = make_mount_point(dev, dev_nodes[i], false);
+		if (r >= 0)
+			r = attach(tree, dev, dev_nodes[i]);
+		if (r < 0)
+			return set_step(step, step_len, r, "bind", src);
+	}
+
+	static const char *const pts_opts[] = { "newinstance", "", "ptmxmode", "0666", "mode",
+						"0620", NULL };
+	_cleanup_close_ int pts = fsopen("devpts", FSOPEN_CLOEXEC);
+	if (pts < 0)
+		return set_step(step, step_len, -errno, "mount /dev/pts", NULL);
+	if (fsconfig(pts, FSCONFIG_SET_FLAG, pts_opts[0], NULL, 0) < 0 ||
+	    fsconfig(pts, FSCONFIG_SET_STRING, pts_opts[2], pts_opts[3], 0) < 0 ||
+	    fsconfig(pts, FSCONFIG_SET_STRING, pts_opts[4], pts_opts[5], 0) < 0 ||
+	    fsconfig(pts, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+		return set_step(step, step_len, -errno, "configure /dev/pts", NULL);
+	_cleanup_close_ int pts_mnt =
+		fsmount(pts, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC);
+	if (pts_mnt < 0)
+		return set_step(step, step_len, -errno, "mount /dev/pts", NULL);
+	r = mkdir_p(dev, "pts");
+	if (r >= 0)
+		r = attach(pts_mnt, dev, "pts");
+	if (r < 0)
+		return set_step(step, step_len, r, "attach /dev/pts", NULL);
+
+	const char *shm_opts[] = { "size", tmp_size, "mode", "1777", NULL };
+	r = mount_new_fs(dev, "shm", "tmpfs", shm_opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+	if (r < 0)
+		return set_step(step, step_len, r, "mount /dev/shm", NULL);
+
+	static const char *const links[][2] = {
+		{ "pts/ptmx", "ptmx" },		  { "/proc/self/fd", "fd" },
+		{ "/proc/self/fd/0", "stdin" }, { "/proc/self/fd/1", "stdout" },
+		{ "/proc/self/fd/2", "stderr" },
+	};
+	for (size_t i = 0; i < ELEMENTSOF(links); i++) {
+		if (symlinkat(links[i][0], dev, links[i][1]) < 0)
+			return set_step(step, step_len, -errno, "link /dev/", links[i][1]);
+	}
+	/* Only mount points and links live here: make the /dev tmpfs itself read-only. */
+	r = set_attr(dev, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, false);
+	if (r < 0)
+		return set_step(step, step_len, r, "make /dev read-only", NULL);
+	return 0;
+}
+
+static int setup_etc(int root, const struct pol_policy *pol, char *step, size_t step_len)
+{
+	char text[1024];
+	int r = mkdir_p(root, "etc");
+	if (r < 0)
+		return set_step(step, step_len, r, "create /etc", NULL);
+
+	(void)snprintf(text, sizeof(text),
+		       "root:x:0:0:root:/root:/usr/sbin/nologin\n"
+		       "%s:x:%u:%u:%s:/home/%s:/bin/sh\n"
+		       "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n",
+		       pol->user_name, pol->uid, pol->gid, pol->user_name, pol->user_name);
+	r = write_new_file(root, "etc/passwd", text, 0644);
+	if (r < 0)
+		return set_step(step, step_len, r, "write /etc/passwd", NULL);
+
+	(void)snprintf(text, sizeof(text), "root:x:0:\n%s:x:%u:\nnogroup:x:65534:\n",
+		       pol->user_name, pol->gid);
+	r = write_new_file(root, "etc/group", text, 0644);
+	if (r < 0)
+		return set_step(step, step_len, r, "write /etc/group", NULL);
+
+	(void)snprintf(text, sizeof(text), "%s\n", pol->hostname);
+	r = write_new_file(root, "etc/hostname", text, 0644);
+	if (r < 0)
+		return set_step(step, step_len, r, "write /etc/hostname", NULL);
+
+	(void)snprintf(text, sizeof(text), "127.0.0.1\tlocalhost %s\n::1\tlocalhost\n",
+		       pol->hostname);
+	r = write_new_file(root, "etc/hosts", text, 0644);
+	if (r < 0)
+		return set_step(step, step_len, r, "write /etc/hosts", NULL);
+	return 0;
+}
+
+/*
+ * Workspace hardening inside the sandbox view: .git is bound onto itself (writable, but a
+ * mount point cannot be renamed away or replaced), then every protected path that exists
+ * is bound read-only onto itself. Resolution never follows a symlink.
+ */
+static int protect_workspace(int root, const struct sbx_config *cfg, char *step, size_t step_len)
+{
+	const struct pol_policy *pol = cfg->pol;
+	_cleanup_close_ int ws = openat(root, "workspace", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (ws < 0)
+		return set_step(step, step_len, -errno, "open /workspace", NULL);
+
+	struct open_how how = {
+		.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+	size_t n = 1 + pol->n_protect + cfg->n_placeholders;
+	for (size_t i = 0; i < n; i++) {
+		/*
+		 * Entry 0 is .git itself, bound read-write; then the policy's protected paths and
+		 * the placeholders standing in for missing ones, read-only.
+		 */
+		const char *rel = i == 0			 ? ".git"
+				  : i <= pol->n_protect ? pol->protect[i - 1]
+							 : cfg->placeholders[i - 1 - pol->n_protect].rel;
+		uint64_t attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+				 (i == 0 ? 0 : MOUNT_ATTR_RDONLY);
+		_cleanup_close_ int fd = (int)syscall(SYS_openat2, ws, rel, &how, sizeof(how));
+		if (fd < 0 && (errno == ENOENT || errno == ENOTDIR))
+			continue; /* covered by a placeholder or blocker, or allowed to be created */
+		if (fd < 0)
+			return set_step(step, step_len, -errno, "resolve protected path", rel);
+		struct stat st;
+		if (fstat(fd, &st) < 0)
+			return set_step(step, step_len, -errno, "stat protected path", rel);
+		if (S_ISLNK(st.st_mode))
+			return set_step(step, step_len, -ELOOP, "protected path is a symlink:", rel);
+		if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
+			return set_step(step, step_len, -EINVAL, "protected path is not a file:", rel);
+		_cleanup_close_ int tree = clone_tree(fd, "", true);
+		if (tree < 0)
+			return set_step(step, step_len, tree, "clone protected path", rel);
+		int r = set_attr(tree, attrs, true);
+		if (r >= 0)
+			r = attach(tree, fd, "");
+		if (r < 0)
+			return set_step(step, step_len, r, "bind protected path", rel);
+	}
+	return 0;
+}
+
+static void captures_done(struct capture *caps, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		capture_done(&caps[i]);
+	free(caps);
+}
+
+int sbx_mount_setup(const struct sbx_config *cfg, char *step, size_t step_len)
+{
+	const struct pol_policy *pol = cfg->pol;
+	int r;
+
+	/* Nothing we mount may propagate back to the host. */
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		return set_step(step, step_len, -errno, "make mounts private", NULL);
+
+	/* Capture every host source while the host tree is still in view. */
+	size_t n_caps = pol->n_binds + pol->n_etc_files;
+	struct capture *caps = calloc(n_caps + 1, sizeof(*caps));
+	if (!caps)
+		return set_step(step, step_len, -ENOMEM, "allocate", NULL);
+	size_t used = 0;
+	char etc_src[PATH_MAX], etc_dst[PATH_MAX];
+	char **etc_dsts = calloc(pol->n_etc_files + 1, sizeof(char *));
+	if (!etc_dsts) {
+		free(caps);
+		return set_step(step, step_len, -ENOMEM, "allocate", NULL);
+	}
+	r = 0;
+	for (size_t i = 0; i < pol->n_binds && r >= 0; i++) {
+		const struct pol_bind *b = &pol->binds[i];
+		uint64_t attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+				 (b->mode == POL_BIND_RO ? MOUNT_ATTR_RDONLY : 0);
+		caps[used].tree = -1;
+		caps[used].dst = b->dst;
+		r = capture_source(b->src, b->optional, attrs, &caps[used]);
+		if (r < 0)
+			(void)set_step(step, step_len, r, "bind", b->src);
+		else if (r > 0)
+			used++;
+	}
+	for (size_t i = 0; i < pol->n_etc_files && r >= 0; i++) {
+		(void)snprintf(etc_src, sizeof(etc_src), "/etc/%s", pol->etc_files[i]);
+		(void)snprintf(etc_dst, sizeof(etc_dst), "/etc/%s", pol->etc_files[i]);
+		etc_dsts[i] = strdup(etc_dst);
+		if (!etc_dsts[i]) {
+			r = set_step(step, step_len, -ENOMEM, "allocate", NULL);
+			break;
+		}
+		caps[used].tree = -1;
+		caps[used].dst = etc_dsts[i];
+		r = capture_source(etc_src, true,
+				   MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
+				   &caps[used]);
+		if (r < 0)
+			(void)set_step(step, step_len, r, "bind", etc_src);
+		else if (r > 0)
+			used++;
+	}
+	_cleanup_close_ int ws_tree = -1;
+	if (r >= 0) {
+		if (cfg->workspace_tree_fd >= 0) {
+			ws_tree = fcntl(cfg->workspace_tree_fd, F_DUPFD_CLOEXEC, 3);
+			r = ws_tree < 0 ? -errno : 0;
+		} else {
+			ws_tree = clone_tree(cfg->workspace_fd, "", false);
+			r = ws_tree < 0 ? ws_tree : 0;
+			if (r >= 0)
+				r = set_attr(ws_tree, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, false);
+		}
+		if (r < 0)
+			(void)set_step(step, step_len, r, "capture the workspace", NULL);
+	}
+
+	/* The new root: a small tmpfs, made read-only once everything is in place. */
+	_cleanup_close_ int root = -1;
+	if (r >= 0) {
+		if (mount("tmpfs", SBX_STAGING, "tmpfs", MS_NOSUID | MS_NODEV,
+			  "mode=0755,size=" SBX_ROOT_TMPFS_SIZE) < 0)
+			r = set_step(step, step_len, -errno, "mount the root tmpfs", NULL);
+		else if ((root = open(SBX_STAGING, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+			r = set_step(step, step_len, -errno, "open the root tmpfs", NULL);
+	}
+	for (size_t i = 0; i < used && r >= 0; i++) {
+		r = place_capture(root, &caps[i]);
+		if (r < 0)
+			(void)set_step(step, step_len, r, "place", caps[i].dst);
+	}
+	captures_done(caps, used);
+	for (size_t i = 0; i < pol->n_etc_files; i++)
+		free(etc_dsts[i]);
+	free(etc_dsts);
+	if (r < 0)
+		return r;
+
+	r = setup_etc(root, pol, step, step_len);
+	if (r < 0)
+		return r;
+
+	r = mkdir_p(root, "workspace");
+	if (r >= 0)
+		r = attach(ws_tree, root, "workspace");
+	if (r < 0)
+		return set_step(step, step_len, r, "attach the workspace", NULL);
+	r = protect_workspace(root, cfg, step, step_len);
+	if (r < 0)
+		return r;
+
+	char size[32];
+	(void)snprintf(size, sizeof(size), "%llu", (unsigned long long)pol->tmp_bytes);
+	const char *tmp_opts[] = { "size", size, "mode", "1777", NULL };
+	r = mount_new_fs(root, "tmp", "tmpfs", tmp_opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+	if (r < 0)
+		return set_step(step, step_len, r, "mount /tmp", NULL);
+
+	char home[PATH_MAX], uid[16], gid[16];
+	(void)snprintf(home, sizeof(home), "home/%s", pol->user_name);
+	(void)snprintf(uid, sizeof(uid), "%u", pol->uid);
+	(void)snprintf(gid, sizeof(gid), "%u", pol->gid);
+	const char *home_opts[] = { "size", size, "mode", "0700", "uid", uid, "gid", gid, NULL };
+	r = mount_new_fs(root, home, "tmpfs", home_opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+	if (r < 0)
+		return set_step(step, step_len, r, "mount", home);
+
+	r = setup_dev(root, size, step, step_len);
+	if (r < 0)
+		return r;
+	r = setup_proc(root, step, step_len);
+	if (r < 0)
+		return r;
+
+	r = set_attr(root, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, false);
+	if (r < 0)
+		return set_step(step, step_len, r, "make the root read-only", NULL);
+
+	/* pivot_root(".", ".") stacks the old root under the new one; detach it at once. */
+	if (fchdir(root) < 0)
+		return set_step(step, step_len, -errno, "enter the new root", NULL);
+	if (syscall(SYS_pivot_root, ".", ".") < 0)
+		return set_step(step, step_len, -errno, "pivot_root", NULL);
+	if (umount2(".", MNT_DETACH) < 0)
+		return set_step(step, step_len, -errno, "detach the old root", NULL);
+	if (chdir("/") < 0 || chdir(SBX_WORKSPACE) < 0)
+		return set_step(step, step_len, -errno, "enter /workspace", NULL);
+	return 0;
+}

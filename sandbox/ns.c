@@ -1,0 +1,278 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Namespaces, id maps and the child's setup sequence.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <linux/sched.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+#include "policy.h"
+#include "sandbox.h"
+
+#define SBX_NS_FLAGS \
+	(CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWUTS | CLONE_NEWIPC)
+
+/* The byte the parent sends when the id maps and cgroup are in place. */
+#define SBX_SYNC_GO 'G'
+
+static pid_t clone_child(int *out_pidfd)
+{
+	int pidfd = -1;
+	struct clone_args args = {
+		.flags = SBX_NS_FLAGS | CLONE_PIDFD,
+		.pidfd = (uint64_t)(uintptr_t)&pidfd,
+		.exit_signal = SIGCHLD,
+	};
+	long pid = syscall(SYS_clone3, &args, sizeof(args));
+	if (pid < 0 && errno == ENOSYS) {
+		/* Before clone3: the legacy clone returns the pidfd through parent_tid. */
+		pid = syscall(SYS_clone, (unsigned long)(SBX_NS_FLAGS | CLONE_PIDFD | SIGCHLD),
+			      NULL, &pidfd, NULL, 0);
+	}
+	if (pid < 0)
+		return -errno;
+	if (pid > 0)
+		*out_pidfd = pidfd;
+	return (pid_t)pid;
+}
+
+int sbx_spawn(const struct sbx_config *cfg, pid_t *out_pid, int *out_pidfd)
+{
+	int pidfd = -1;
+	pid_t pid = clone_child(&pidfd);
+	if (pid < 0)
+		return pid;
+	if (pid == 0)
+		sbx_child_main(cfg);
+	/* pidfds from clone are always close-on-exec. */
+	*out_pid = pid;
+	*out_pidfd = pidfd;
+	return 0;
+}
+
+static int write_proc_file(pid_t pid, const char *name, const char *text)
+{
+	char path[64];
+	(void)snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, name);
+	_cleanup_close_ int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return -errno;
+	size_t len = strlen(text);
+	ssize_t n = write(fd, text, len);
+	if (n < 0)
+		return -errno;
+	if ((size_t)n != len)
+		return -EIO;
+	return 0;
+}
+
+int sbx_write_id_maps(const struct sbx_config *cfg, pid_t pid)
+{
+	char line[64];
+	int r;
+
+	/*
+	 * Unprivileged: the kernel requires setgroups to be denied before an unprivileged
+	 * process may write gid_map. Privileged: keep it allowed so the child can clear the
+	 * supplementary groups it inherited from root, which would otherwise stay in effect on
+	 * host files.
+	 */
+	if (!cfg->privileged) {
+		r = write_proc_file(pid, "setgroups", "deny");
+		if (r < 0)
+			return r;
+	}
+	(void)snprintf(line, sizeof(line), "%u %u 1\n", cfg->pol->uid, cfg->host_uid);
+	r = write_proc_file(pid, "uid_map", line);
+	if (r < 0)
+		return r;
+	(void)snprintf(line, sizeof(line), "%u %u 1\n", cfg->pol->gid, cfg->host_gid);
+	return write_proc_file(pid, "gid_map", line);
+}
+
+int sbx_release_child(int sync_fd, struct sbx_failure *out_fail)
+{
+	char go = SBX_SYNC_GO;
+	ssize_t n;
+
+	do
+		n = send(sync_fd, &go, 1, MSG_NOSIGNAL);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+
+	struct sbx_failure fail;
+	memset(&fail, 0, sizeof(fail));
+	do
+		n = recv(sync_fd, &fail, sizeof(fail), MSG_TRUNC);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	if (n == 0)
+		return 0; /* end of file: the child exec'd, which closed its end */
+	if ((size_t)n != sizeof(fail) || fail.err >= 0)
+		return -EBADMSG;
+	fail.step[sizeof(fail.step) - 1] = '\0';
+	*out_fail = fail;
+	return -EIO;
+}
+
+/* Child side ---------------------------------------------------------------------------- */
+
+_Noreturn static void child_fail(int sync_fd, int err, const char *step)
+{
+	struct sbx_failure fail;
+	memset(&fail, 0, sizeof(fail));
+	fail.err = err < 0 ? err : -EIO;
+	(void)snprintf(fail.step, sizeof(fail.step), "%s", step);
+	(void)send(sync_fd, &fail, sizeof(fail), MSG_NOSIGNAL);
+	_exit(125);
+}
+
+static int wait_for_go(int sync_fd)
+{
+	char go = 0;
+	ssize_t n;
+	do
+		n = recv(sync_fd, &go, 1, 0);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	if (n != 1 || go != SBX_SYNC_GO)
+		return -ECONNABORTED;
+	return 0;
+}
+
+static int become_sandbox_user(const struct sbx_config *cfg)
+{
+	/*
+	 * Privileged mode: the child still carries root's supplementary groups; drop them, or
+	 * group 0 would keep working on host files. Unprivileged mode: setgroups is denied by
+	 * the kernel and the caller's own groups stay; that is a documented limit.
+	 */
+	if (cfg->privileged && setgroups(0, NULL) < 0)
+		return -errno;
+	if (setresgid(cfg->pol->gid, cfg->pol->gid, cfg->pol->gid) < 0)
+		return -errno;
+	/*
+	 * uid 0 is not mapped in this user namespace, so changing uids does not clear the
+	 * capabilities this process holds in it; they are dropped explicitly later.
+	 */
+	if (setresuid(cfg->pol->uid, cfg->pol->uid, cfg->pol->uid) < 0)
+		return -errno;
+	return 0;
+}
+
+static int set_rlimit(int resource, uint64_t value)
+{
+	struct rlimit rl = { .rlim_cur = (rlim_t)value, .rlim_max = (rlim_t)value };
+	if (setrlimit(resource, &rl) < 0)
+		return -errno;
+	return 0;
+}
+
+static int apply_rlimits(const struct pol_policy *pol)
+{
+	int r = set_rlimit(RLIMIT_CORE, 0);
+	if (r < 0)
+		return r;
+	r = set_rlimit(RLIMIT_NOFILE, pol->nofile);
+	if (r < 0)
+		return r;
+	r = set_rlimit(RLIMIT_NPROC, pol->nproc ? pol->nproc : pol->pids);
+	if (r < 0)
+		return r;
+	return set_rlimit(RLIMIT_FSIZE, pol->fsize_bytes);
+}
+
+/* Moves fd to number target without close-on-exec; closes the original. */
+static int move_fd(int fd, int target)
+{
+	if (fd == target) {
+		int flags = fcntl(fd, F_GETFD);
+		if (flags < 0 || fcntl(fd, F_SETFD, flags & ~FD_CLOEXEC) < 0)
+			return -errno;
+		return 0;
+	}
+	if (dup3(fd, target, 0) < 0)
+		return -errno;
+	(void)close(fd);
+	return 0;
+}
+
+_Noreturn void sbx_child_main(const struct sbx_config *cfg)
+{
+	char step[120] = "";
+	int sync_fd = cfg->sync_fd;
+	int r;
+
+	r = wait_for_go(sync_fd);
+	if (r < 0)
+		child_fail(sync_fd, r, "wait for the supervisor");
+
+	/* The supervisor has placed us in our cgroup: make it the root of our view. */
+	if (unshare(CLONE_NEWCGROUP) < 0)
+		child_fail(sync_fd, -errno, "unshare the cgroup namespace");
+
+	r = become_sandbox_user(cfg);
+	if (r < 0)
+		child_fail(sync_fd, r, "switch to the sandbox user");
+
+	/* commit_creds() clears the parent-death signal; set it after the id change. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+		child_fail(sync_fd, -errno, "set the parent-death signal");
+
+	if (sethostname(cfg->pol->hostname, strlen(cfg->pol->hostname)) < 0)
+		child_fail(sync_fd, -errno, "set the hostname");
+	if (setdomainname("", 0) < 0)
+		child_fail(sync_fd, -errno, "set the domain name");
+
+	r = sbx_net_lo_up();
+	if (r < 0)
+		child_fail(sync_fd, r, "bring up lo in the network namespace");
+
+	r = sbx_mount_setup(cfg, step, sizeof(step));
+	if (r < 0)
+		child_fail(sync_fd, r, step);
+
+	r = apply_rlimits(cfg->pol);
+	if (r < 0)
+		child_fail(sync_fd, r, "set resource limits");
+
+	/* The channel becomes fd 3; everything else above 2 is closed when the worker starts. */
+	r = move_fd(cfg->channel_fd, SBX_CHANNEL_FD);
+	if (r < 0)
+		child_fail(sync_fd, r, "move the channel to fd 3");
+	if (syscall(SYS_close_range, SBX_CHANNEL_FD + 1, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
+		child_fail(sync_fd, -errno, "mark descriptors close-on-exec");
+
+	if (sigprocmask(SIG_SETMASK, cfg->old_mask, NULL) < 0)
+		child_fail(sync_fd, -errno, "restore the signal mask");
+
+	r = sbx_drop_privileges(step, sizeof(step));
+	if (r < 0)
+		child_fail(sync_fd, r, step);
+
+	/*
+	 * The filter goes in last: from here only allowlisted syscalls work, and the next one is
+	 * the exec of the worker through an fd opened before the sandbox existed.
+	 */
+	r = sbx_seccomp_install(cfg->seccomp);
+	if (r < 0)
+		child_fail(sync_fd, r, "install the seccomp filter");
+
+	(void)syscall(SYS_execveat, cfg->worker_fd, "", cfg->worker_argv, cfg->envp,
+		      AT_EMPTY_PATH);
+	child_fail(sync_fd, -errno, "exec the worker");
+}

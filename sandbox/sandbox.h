@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sandbox: the only code in warden that makes isolation syscalls.
+ *
+ * The supervisor prepares a struct sbx_config (every fd opened, every id chosen, the seccomp
+ * filter compiled), then sbx_spawn() clones a child into new namespaces. The child runs
+ * sbx_child_main(), which builds the filesystem, drops every privilege and finally execs the
+ * worker through an fd opened beforehand. Nothing here logs above debug level; failures come
+ * back as -errno plus the name of the step that failed.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <signal.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "sbx-seccomp.h"
+
+struct pol_policy;
+
+/* Where a sandbox step failed: the step's name and -errno. Filled by the child, read by the parent. */
+struct sbx_failure {
+	int32_t err;     /* negative errno */
+	char step[120];  /* NUL-terminated short description, e.g. "bind /usr" */
+};
+
+/*
+ * A workspace entry that stands in the way of a missing protected path: either a placeholder
+ * the supervisor created (and removes afterwards), or an existing non-directory ancestor.
+ * Both are bound read-only inside the sandbox, so the protected path cannot be created.
+ */
+struct sbx_placeholder {
+	char *rel;       /* workspace-relative path */
+	dev_t dev;
+	ino_t ino;
+	bool created;    /* made by us: remove it afterwards */
+};
+
+struct sbx_config {
+	const struct pol_policy *pol;
+
+	/* Privilege mode, decided once by the supervisor from its capabilities, never from euid. */
+	bool privileged;
+	uint32_t host_uid;        /* the host uid that the sandbox uid maps to */
+	uint32_t host_gid;        /* the host gid that the sandbox gid maps to */
+
+	int workspace_fd;         /* O_PATH directory fd of the host workspace */
+	int workspace_tree_fd;    /* detached (idmapped when privileged) tree of it, or -1 */
+	int worker_fd;            /* O_PATH fd of the worker executable */
+	int channel_fd;           /* the worker's end of the channel, becomes fd 3 */
+	int sync_fd;              /* the child's end of the setup socket */
+
+	const struct sbx_seccomp_prog *seccomp;
+	char *const *worker_argv; /* argv for the worker, NULL-terminated */
+	char *const *envp;        /* the sandbox environment, NULL-terminated */
+	const sigset_t *old_mask; /* the signal mask to restore before exec */
+	const struct sbx_placeholder *placeholders; /* bound read-only in the workspace */
+	size_t n_placeholders;
+};
+
+/* Inside the sandbox */
+#define SBX_WORKSPACE "/workspace"
+#define SBX_CHANNEL_FD 3
+
+/*
+ * Clones a child into new user, pid, mount, net, uts and ipc namespaces (the cgroup namespace
+ * follows once the supervisor has placed it in its cgroup). The child runs sbx_child_main(cfg)
+ * and never returns. On success stores the child's pid and a pidfd (close-on-exec) and returns
+ * 0; on failure returns -errno and leaves the outputs untouched.
+ */
+int sbx_spawn(const struct sbx_config *cfg, pid_t *out_pid, int *out_pidfd);
+
+/*
+ * Writes the child's uid_map, gid_map (and setgroups when unprivileged) so that cfg->pol->uid
+ * maps to cfg->host_uid. Returns 0 or -errno.
+ */
+int sbx_write_id_maps(const struct sbx_config *cfg, pid_t pid);
+
+/*
+ * Tells the child to go on (after the id maps and cgroup are in place), then waits for it to
+ * exec the worker. Returns 0 when the child exec'd; -EIO with *out_fail filled when the child
+ * reported a failed step; another -errno on a transport failure.
+ */
+int sbx_release_child(int sync_fd, struct sbx_failure *out_fail);
+
+/*
+ * Root mode: makes a detached, idmapped clone of the workspace in which files owned by
+ * ws_uid/ws_gid on the host appear as owned by host_uid/host_gid (the sandbox user), so the
+ * sandbox user can write there and what it creates belongs to the workspace's owner on the
+ * host. Returns the tree fd (close-on-exec) or -errno.
+ */
+int sbx_idmap_workspace(int workspace_fd, uint32_t ws_uid, uint32_t ws_gid, uint32_t host_uid,
+			uint32_t host_gid);
+
+/*
+ * Creates empty, read-only placeholder files for protected workspace paths that do not exist
+ * (at the first missing component), so the sandbox cannot create them; where an existing
+ * non-directory already stands in the way, it is listed (not created) so that it too is bound
+ * read-only. Entries named in the policy's allow_create are skipped. Resolution is
+ * fd-relative and refuses symlinks.
+ * On success stores a new array in *out (free with sbx_placeholders_remove) and returns 0.
+ */
+int sbx_placeholders_create(int workspace_fd, const struct pol_policy *pol,
+			    struct sbx_placeholder **out, size_t *out_n);
+
+/*
+ * Removes the placeholders made by sbx_placeholders_create (only those still empty regular
+ * files with the same inode) and frees the array. Returns the number that could not be
+ * removed (0 in the normal case).
+ */
+int sbx_placeholders_remove(int workspace_fd, struct sbx_placeholder *ph, size_t n);
+
+/* The child side. Never returns: execs the worker or _exit()s after reporting the failure. */
+_Noreturn void sbx_child_main(const struct sbx_config *cfg);
+
+/* net.c: brings the loopback link up in the current network namespace. Returns 0 or -errno. */
+int sbx_net_lo_up(void);
+
+/* mount.c: builds the sandbox filesystem and pivots into it. Returns 0 or -errno with step set. */
+int sbx_mount_setup(const struct sbx_config *cfg, char *step, size_t step_len);
+
+/* caps.c: locks securebits, drops every capability set and sets no_new_privs. Returns 0 or -errno. */
+int sbx_drop_privileges(char *step, size_t step_len);

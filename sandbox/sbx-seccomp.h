@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The seccomp allowlist, compiled with libseccomp.
+ *
+ * The filter is built once in the supervisor (sbx_seccomp_build) and only installed in the
+ * sandbox (sbx_seccomp_install), so the child pays for one seccomp(2) call, not for compiling.
+ */
+#pragma once
+
+#include <linux/filter.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct pol_policy;
+
+/* A compiled filter: classic BPF, owned by the struct. */
+struct sbx_seccomp_prog {
+	struct sock_filter *insns;
+	size_t n_insns;
+};
+
+/*
+ * Compiles the allowlist for pol into out (caller-owned storage). The result must be released
+ * with sbx_seccomp_prog_done(). Returns 0, -EINVAL for a policy naming an unknown syscall
+ * (or allowing one that is never allowed), -ENOMEM, or -EIO for any other libseccomp failure.
+ * out is untouched on failure.
+ */
+int sbx_seccomp_build(const struct pol_policy *pol, struct sbx_seccomp_prog *out);
+
+/* Releases what sbx_seccomp_build stored. Safe on zeroed storage and when called twice. */
+void sbx_seccomp_prog_done(struct sbx_seccomp_prog *prog);
+
+/*
+ * Writes the filter for pol in libseccomp's PFC text form to fd (borrowed). Returns 0 or a
+ * negative errno as sbx_seccomp_build does.
+ */
+int sbx_seccomp_export_pfc(const struct pol_policy *pol, int fd);
+
+/*
+ * Installs prog on the calling thread with SECCOMP_FILTER_FLAG_TSYNC off. The caller must have
+ * set no_new_privs. Returns 0 or -errno from seccomp(2).
+ */
+int sbx_seccomp_install(const struct sbx_seccomp_prog *prog);

@@ -1,0 +1,740 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The sandbox's seccomp filter: an allowlist compiled with libseccomp.
+ *
+ * Shape of the filter (native architecture only):
+ *   - the base allowlist below, plus the names a policy adds with seccomp.allow;
+ *   - a never-allowed list answered EPERM (or killing the process in kill mode), which no
+ *     policy can lift, except io_uring behind POL_UNSAFE_IO_URING;
+ *   - argument checks on clone, unshare, ioctl, socket, socketpair and personality;
+ *   - clone3 answered ENOSYS, always;
+ *   - everything else answered ENOSYS (errno mode: libc and runtimes then take the fallback
+ *     they already have for older kernels) or killing the process (kill mode);
+ *   - any other architecture or ABI (i386, x32) kills the process.
+ *
+ * How rules are added. libseccomp does not define what happens when two rules for one
+ * syscall overlap with different actions (an unconditional rule silently wins over
+ * conditional ones, and a second unconditional rule is silently dropped). So the build first
+ * decides one verdict per syscall in a table (later decisions override earlier ones in a fixed,
+ * documented order), and only then emits rules. A syscall with argument checks gets rules
+ * whose conditions partition the argument space: every value matches rules of exactly one
+ * action, so the result does not depend on how libseccomp orders its decision tree.
+ */
+#include <errno.h>
+#include <linux/seccomp.h>
+#include <sched.h>
+#include <seccomp.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/personality.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+#include "policy.h"
+#include "sbx-seccomp.h"
+
+DEFINE_CLEANUP(scmp_filter_ctx, seccomp_release)
+
+/*
+ * Syscalls every ordinary program may make: shells, compilers and build tools, python3, node,
+ * git, coreutils, the dynamic loader and libc start-up. Names, not numbers, so the list works
+ * on every architecture: a name this architecture (or this libseccomp) does not know is
+ * skipped, which leaves that syscall to the default action. Syscalls with argument checks
+ * (clone, unshare, ioctl, socket, socketpair, personality) are not here; see special_rules.
+ *
+ * Knowingly excluded (default action, so ENOSYS in errno mode): modify_ldt, set_thread_area,
+ * get_thread_area (16-bit/32-bit segment games), kcmp, get_robust_list, migrate_pages,
+ * move_pages, set_mempolicy_home_node (reach into other processes or NUMA placement beyond
+ * one's own), sethostname, setdomainname (the sandbox sets them before the filter goes in),
+ * fanotify_mark (useless without fanotify_init), memfd_secret, process_mrelease, ustat, sysfs
+ * and the other obsolete calls, and the 32-bit-only names (socketcall, ipc, ...).
+ */
+static const char *const base_allow[] = {
+	/* process life cycle; clone is filtered, clone3 is answered ENOSYS */
+	"fork", "vfork", "execve", "execveat", "exit", "exit_group", "wait4", "waitid",
+	"set_tid_address", "set_robust_list", "rseq", "restart_syscall", "arch_prctl", "prctl",
+	"getpid", "getppid", "gettid", "getpgid", "setpgid", "getpgrp", "getsid", "setsid",
+	"pidfd_open", "pidfd_send_signal",
+
+	/*
+	 * Credentials: without capabilities the set* calls can only move between ids the task
+	 * already holds, and capset can only lower capability sets.
+	 */
+	"getuid", "geteuid", "getgid", "getegid", "getresuid", "getresgid", "getgroups",
+	"setuid", "setgid", "setreuid", "setregid", "setresuid", "setresgid", "setfsuid",
+	"setfsgid", "setgroups", "capget", "capset",
+
+	/* signals */
+	"kill", "tkill", "tgkill", "rt_sigaction", "rt_sigprocmask", "rt_sigreturn",
+	"rt_sigpending", "rt_sigtimedwait", "rt_sigqueueinfo", "rt_tgsigqueueinfo",
+	"rt_sigsuspend", "sigaltstack", "pause", "signalfd", "signalfd4",
+
+	/* memory */
+	"brk", "mmap", "munmap", "mremap", "mprotect", "madvise", "mincore", "msync",
+	"mlock", "mlock2", "munlock", "mlockall", "munlockall", "membarrier",
+	"remap_file_pages", "pkey_alloc", "pkey_free", "pkey_mprotect", "map_shadow_stack",
+	"mseal", "get_mempolicy", "set_mempolicy", "mbind", "memfd_create",
+
+	/* threads and synchronisation */
+	"futex", "futex_waitv", "futex_wake", "futex_wait", "futex_requeue",
+
+	/* scheduling and resource limits (only ever lowered without capabilities) */
+	"sched_yield", "sched_getaffinity", "sched_setaffinity", "sched_getparam",
+	"sched_setparam", "sched_getscheduler", "sched_setscheduler", "sched_getattr",
+	"sched_setattr", "sched_get_priority_max", "sched_get_priority_min",
+	"sched_rr_get_interval", "getpriority", "setpriority", "ioprio_get", "ioprio_set",
+	"getrlimit", "setrlimit", "prlimit64", "getrusage", "getcpu",
+
+	/* time */
+	"clock_gettime", "clock_getres", "clock_nanosleep", "nanosleep", "gettimeofday", "time",
+	"times", "alarm", "getitimer", "setitimer", "timer_create", "timer_settime",
+	"timer_gettime", "timer_getoverrun", "timer_delete", "timerfd_create",
+	"timerfd_settime", "timerfd_gettime",
+
+	/* system information */
+	"uname", "sysinfo", "getrandom", "umask", "seccomp",
+	"landlock_create_ruleset", "landlock_add_rule", "landlock_restrict_self",
+
+	/* file descriptors and I/O */
+	"read", "write", "readv", "writev", "pread64", "pwrite64", "preadv", "pwritev",
+	"preadv2", "pwritev2", "lseek", "close", "close_range", "dup", "dup2", "dup3",
+	"fcntl", "flock", "pipe", "pipe2", "sendfile", "splice", "tee", "vmsplice",
+	"copy_file_range", "readahead", "fadvise64", "fallocate", "ftruncate", "truncate",
+	"fsync", "fdatasync", "syncfs", "sync", "sync_file_range", "cachestat",
+	"eventfd", "eventfd2",
+
+	/* polling */
+	"poll", "ppoll", "select", "pselect6", "epoll_create", "epoll_create1", "epoll_ctl",
+	"epoll_wait", "epoll_pwait", "epoll_pwait2",
+
+	/* Linux AIO (libaio users such as database servers); io_uring is a separate opt-in */
+	"io_setup", "io_destroy", "io_submit", "io_cancel", "io_getevents", "io_pgetevents",
+
+	/* file system: paths, metadata, directories */
+	"open", "openat", "openat2", "creat", "stat", "fstat", "lstat", "newfstatat", "statx",
+	"statfs", "fstatfs", "access", "faccessat", "faccessat2", "readlink", "readlinkat",
+	"getdents", "getdents64", "getcwd", "chdir", "fchdir", "mkdir", "mkdirat", "rmdir",
+	"rename", "renameat", "renameat2", "link", "linkat", "symlink", "symlinkat", "unlink",
+	"unlinkat", "chmod", "fchmod", "fchmodat", "fchmodat2", "chown", "fchown", "lchown",
+	"fchownat", "utime", "utimes", "futimesat", "utimensat", "statmount", "listmount",
+	"inotify_init", "inotify_init1", "inotify_add_watch", "inotify_rm_watch",
+
+	/* extended attributes on files (the namespaces' privilege rules still apply) */
+	"getxattr", "lgetxattr", "fgetxattr", "listxattr", "llistxattr", "flistxattr",
+	"setxattr", "lsetxattr", "fsetxattr", "removexattr", "lremovexattr", "fremovexattr",
+	"getxattrat", "listxattrat", "setxattrat", "removexattrat",
+
+	/* sockets; socket and socketpair are filtered by domain */
+	"connect", "accept", "accept4", "bind", "listen", "shutdown", "getsockname",
+	"getpeername", "getsockopt", "setsockopt", "sendto", "recvfrom", "sendmsg", "recvmsg",
+	"sendmmsg", "recvmmsg",
+
+	/* System V and POSIX IPC: the sandbox has its own ipc namespace */
+	"shmget", "shmat", "shmdt", "shmctl", "semget", "semop", "semtimedop", "semctl",
+	"msgget", "msgsnd", "msgrcv", "msgctl", "mq_open", "mq_unlink", "mq_timedsend",
+	"mq_timedreceive", "mq_notify", "mq_getsetattr",
+
+	/* made by the kernel's own uretprobe trampoline, never by program code */
+	"uretprobe",
+};
+
+/* Which entries of never_allow a policy may lift, and with which unsafe bit. */
+#define NEVER(name) { #name, SCMP_SYS(name), 0 }
+#define NEVER_UNLESS(name, bit) { #name, SCMP_SYS(name), (bit) }
+
+/*
+ * Syscalls that are never allowed, whatever the policy says, answered EPERM (kill mode: the
+ * process is killed) so the refusal is explicit rather than looking like an old kernel.
+ * SCMP_SYS() makes a libseccomp that does not know one of these names fail the build instead
+ * of leaving a gap. On an architecture that lacks one (mknod, iopl, ... on arm64) SCMP_SYS()
+ * is a negative placeholder: the rule is still handed to libseccomp, which accepts it, and it
+ * can never match; the entry still stops a policy from allowing the name.
+ */
+static const struct never_entry {
+	const char *name;
+	int nr;
+	uint32_t unsafe_bit; /* POL_UNSAFE_* that lifts the ban, or 0 */
+} never_allow[] = {
+	/* reading or changing other processes */
+	NEVER(ptrace), NEVER(process_vm_readv), NEVER(process_vm_writev),
+	NEVER(process_madvise), NEVER(pidfd_getfd),
+	/* the mount table and the root: the sandbox's file system view is fixed */
+	NEVER(mount), NEVER(umount), NEVER(umount2), NEVER(mount_setattr), NEVER(move_mount),
+	NEVER(open_tree), NEVER(fsopen), NEVER(fsconfig), NEVER(fsmount), NEVER(fspick),
+	NEVER(pivot_root), NEVER(chroot),
+	/* namespaces: joining; creating goes through the clone and unshare checks */
+	NEVER(setns),
+	/* large kernel attack surface with no use for an agent's tools */
+	NEVER(bpf), NEVER(perf_event_open), NEVER(userfaultfd), NEVER(fanotify_init),
+	NEVER(keyctl), NEVER(add_key), NEVER(request_key), NEVER(lookup_dcookie),
+	NEVER(nfsservctl), NEVER(uselib), NEVER(_sysctl),
+	/* file handles bypass path-based access checks (the 2014 "shocker" escape) */
+	NEVER(open_by_handle_at), NEVER(name_to_handle_at),
+	/* device nodes; this also refuses mkfifo(3), which glibc implements with mknodat */
+	NEVER(mknod), NEVER(mknodat),
+	/* whole-machine state */
+	NEVER(reboot), NEVER(kexec_load), NEVER(kexec_file_load), NEVER(init_module),
+	NEVER(finit_module), NEVER(delete_module), NEVER(swapon), NEVER(swapoff), NEVER(acct),
+	NEVER(quotactl), NEVER(quotactl_fd), NEVER(vhangup), NEVER(syslog),
+	NEVER(settimeofday), NEVER(stime), NEVER(clock_settime), NEVER(clock_adjtime),
+	NEVER(adjtimex), NEVER(iopl), NEVER(ioperm),
+	/* io_uring runs syscall work outside this filter's view; an explicit opt-in */
+	NEVER_UNLESS(io_uring_setup, POL_UNSAFE_IO_URING),
+	NEVER_UNLESS(io_uring_enter, POL_UNSAFE_IO_URING),
+	NEVER_UNLESS(io_uring_register, POL_UNSAFE_IO_URING),
+};
+
+/* How one syscall is answered. */
+enum rule_kind {
+	RULE_ALLOW,       /* allowed, no argument checks */
+	RULE_DENY,        /* EPERM, or kill the process in kill mode */
+	RULE_ENOSYS,      /* ENOSYS in both modes, so libc falls back */
+	RULE_CLONE,       /* allowed without namespace flags */
+	RULE_UNSHARE,     /* allowed without namespace flags */
+	RULE_IOCTL,       /* allowed except TIOCSTI and TIOCLINUX */
+	RULE_SOCKET,      /* AF_UNIX, AF_INET, AF_INET6 only */
+	RULE_SOCKETPAIR,  /* AF_UNIX only */
+	RULE_PERSONALITY, /* only the personalities in personality_ok */
+};
+
+/* Syscalls whose base verdict depends on their arguments, or is not "allow". */
+static const struct special_entry {
+	int nr;
+	enum rule_kind kind;
+} special_rules[] = {
+	{ SCMP_SYS(clone), RULE_CLONE },
+	{ SCMP_SYS(unshare), RULE_UNSHARE },
+	{ SCMP_SYS(ioctl), RULE_IOCTL },
+	{ SCMP_SYS(socket), RULE_SOCKET },
+	{ SCMP_SYS(socketpair), RULE_SOCKETPAIR },
+	{ SCMP_SYS(personality), RULE_PERSONALITY },
+	/*
+	 * clone3 passes its flags in memory, which seccomp cannot read. Answering ENOSYS makes
+	 * glibc (and every other runtime) fall back to clone, whose flags the filter checks.
+	 */
+	{ SCMP_SYS(clone3), RULE_ENOSYS },
+};
+
+/*
+ * Namespace-creating clone flags. Creating namespaces is the sandbox's job; a nested user
+ * namespace would hand the worker a full capability set over fresh namespaces, and with it
+ * the mount, netfilter and other code only root should reach. CLONE_NEWTIME is not a clone
+ * flag (its bit is part of the exit signal there); only unshare takes it.
+ */
+#define NS_CLONE_FLAGS \
+	((uint32_t)(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWUTS | \
+		    CLONE_NEWIPC | CLONE_NEWCGROUP))
+#define NS_UNSHARE_FLAGS (NS_CLONE_FLAGS | (uint32_t)CLONE_NEWTIME)
+
+/*
+ * ioctls that inject input into, or reprogram, a terminal the worker shares with a more
+ * privileged reader: TIOCSTI pushes bytes into the tty input queue (typed-command injection
+ * into the parent shell); TIOCLINUX has subcommands that read and paste the console.
+ */
+static const uint32_t ioctl_deny[] = { TIOCSTI, TIOCLINUX };
+
+static const uint32_t socket_ok[] = { AF_UNIX, AF_INET, AF_INET6 };
+static const uint32_t socketpair_ok[] = { AF_UNIX };
+
+/*
+ * Personalities programs set: the default, 32-bit uname, uname 2.6 emulation and the query
+ * value 0xffffffff. Anything else (READ_IMPLIES_EXEC, ADDR_NO_RANDOMIZE, ...) weakens memory
+ * protections or ASLR for what the worker execs next.
+ */
+static const uint32_t personality_ok[] = {
+	PER_LINUX, PER_LINUX32, UNAME26, PER_LINUX32 | UNAME26, 0xffffffffu,
+};
+
+/* The verdict table: one entry per syscall number. */
+struct rule_set {
+	struct rule_entry {
+		int nr;
+		enum rule_kind kind;
+	} *rules;
+	size_t n_rules;
+	size_t cap;
+};
+
+static void rule_set_done(struct rule_set *set)
+{
+	free(set->rules);
+	set->rules = NULL;
+	set->n_rules = 0;
+	set->cap = 0;
+}
+
+static struct rule_entry *rule_find(struct rule_set *set, int nr)
+{
+	for (size_t i = 0; i < set->n_rules; i++)
+		if (set->rules[i].nr == nr)
+			return &set->rules[i];
+	return NULL;
+}
+
+/* Sets the verdict for nr, replacing an earlier one. The capacity is reserved up front. */
+static void rule_set(struct rule_set *set, int nr, enum rule_kind kind)
+{
+	struct rule_entry *e = rule_find(set, nr);
+
+	if (e) {
+		e->kind = kind;
+		return;
+	}
+	if (set->n_rules >= set->cap)
+		abort(); /* our bug: rule_set_init reserved room for every insertion */
+	set->rules[set->n_rules++] = (struct rule_entry){ .nr = nr, .kind = kind };
+}
+
+static int rule_set_init(struct rule_set *set, const struct pol_policy *pol)
+{
+	size_t fixed = ELEMENTSOF(base_allow) + ELEMENTSOF(never_allow) + ELEMENTSOF(special_rules);
+	size_t cap;
+
+	if (pol->n_seccomp_allow > SIZE_MAX - fixed ||
+	    pol->n_seccomp_deny > SIZE_MAX - fixed - pol->n_seccomp_allow)
+		return -ENOMEM;
+	cap = fixed + pol->n_seccomp_allow + pol->n_seccomp_deny;
+
+	set->rules = calloc(cap, sizeof(*set->rules));
+	if (!set->rules)
+		return -ENOMEM;
+	set->n_rules = 0;
+	set->cap = cap;
+	return 0;
+}
+
+/* True iff pol opts into e through e's unsafe bit. */
+static bool never_lifted(const struct never_entry *e, const struct pol_policy *pol)
+{
+	return e->unsafe_bit != 0 && (pol->unsafe & e->unsafe_bit) != 0;
+}
+
+static const struct never_entry *never_find(int nr)
+{
+	for (size_t i = 0; i < ELEMENTSOF(never_allow); i++)
+		if (never_allow[i].nr == nr)
+			return &never_allow[i];
+	return NULL;
+}
+
+/*
+ * Resolves a policy-supplied syscall name for the native architecture. On success stores the
+ * number in *out_nr (negative for a syscall libseccomp knows but this architecture lacks) and
+ * returns 0; returns -EINVAL, *out_nr untouched, for a name libseccomp does not know.
+ */
+static int resolve_policy_name(const char *name, int *out_nr)
+{
+	int nr;
+
+	if (!name || !*name)
+		return -EINVAL;
+	nr = seccomp_syscall_resolve_name(name);
+	if (nr == __NR_SCMP_ERROR)
+		return -EINVAL;
+	*out_nr = nr;
+	return 0;
+}
+
+/*
+ * Decides the verdict for every syscall the filter names. Order, each step overriding the
+ * previous ones: base allowlist; argument-checked syscalls and clone3; the never-allowed list
+ * (io_uring allowed instead when its unsafe bit is set); policy allow (only adds syscalls
+ * that have no verdict yet, and refuses never-allowed names); policy deny (always wins,
+ * except that clone3 stays ENOSYS). Returns 0 or -EINVAL for a name the policy may not use.
+ */
+static int collect_rules(const struct pol_policy *pol, struct rule_set *set)
+{
+	int r;
+
+	for (size_t i = 0; i < ELEMENTSOF(base_allow); i++) {
+		int nr = seccomp_syscall_resolve_name(base_allow[i]);
+
+		/*
+		 * Unknown to this libseccomp, or absent on this architecture: nobody can make
+		 * the call, so there is nothing to allow. Only allowing is skipped this way;
+		 * refusals always go to libseccomp.
+		 */
+		if (nr < 0)
+			continue;
+		rule_set(set, nr, RULE_ALLOW);
+	}
+
+	for (size_t i = 0; i < ELEMENTSOF(special_rules); i++)
+		rule_set(set, special_rules[i].nr, special_rules[i].kind);
+
+	for (size_t i = 0; i < ELEMENTSOF(never_allow); i++) {
+		const struct never_entry *e = &never_allow[i];
+
+		rule_set(set, e->nr, never_lifted(e, pol) ? RULE_ALLOW : RULE_DENY);
+	}
+
+	for (size_t i = 0; i < pol->n_seccomp_allow; i++) {
+		const struct never_entry *e;
+		int nr;
+
+		r = resolve_policy_name(pol->seccomp_allow[i], &nr);
+		if (r < 0)
+			return r;
+		e = never_find(nr);
+		if (e && !never_lifted(e, pol))
+			return -EINVAL;
+		/* Allowing clone3 would let namespace flags past the clone check. */
+		if (nr == SCMP_SYS(clone3))
+			return -EINVAL;
+		/*
+		 * A syscall that already has a verdict keeps it: allowing "ioctl" or "socket"
+		 * does not remove their argument checks. A name this architecture lacks cannot
+		 * be called, so there is nothing to add.
+		 */
+		if (nr < 0 || rule_find(set, nr))
+			continue;
+		rule_set(set, nr, RULE_ALLOW);
+	}
+
+	for (size_t i = 0; i < pol->n_seccomp_deny; i++) {
+		struct rule_entry *cur;
+		int nr;
+
+		r = resolve_policy_name(pol->seccomp_deny[i], &nr);
+		if (r < 0)
+			return r;
+		cur = rule_find(set, nr);
+		/*
+		 * clone3 stays ENOSYS: EPERM would stop libc from falling back to clone and
+		 * break every fork and thread. Denying a lifted io_uring entry takes it back.
+		 */
+		if (cur && cur->kind == RULE_ENOSYS)
+			continue;
+		rule_set(set, nr, RULE_DENY);
+	}
+	return 0;
+}
+
+/* Narrows a libseccomp return code to 0, -ENOMEM or -EIO. */
+static int scmp_rc(int rc)
+{
+	if (rc >= 0)
+		return 0;
+	return rc == -ENOMEM ? -ENOMEM : -EIO;
+}
+
+/* Where rules go, and the two actions every rule is measured against. */
+struct emitter {
+	scmp_filter_ctx ctx;
+	uint32_t def;  /* the filter's default action */
+	uint32_t deny; /* the answer to a refused call: EPERM, or kill in kill mode */
+};
+
+/*
+ * Adds one rule: action for nr, unconditionally (n_cmp == 0) or when cmp holds. A rule
+ * whose action is the default action is left out: libseccomp refuses such rules, and the
+ * default already gives that answer to whatever no other rule matches.
+ */
+static int add_rule(const struct emitter *em, uint32_t action, int nr, unsigned n_cmp,
+		    const struct scmp_arg_cmp *cmp)
+{
+	if (action == em->def)
+		return 0;
+	return scmp_rc(seccomp_rule_add_array(em->ctx, action, nr, n_cmp, cmp));
+}
+
+/* Adds one rule: action for nr when (argument arg & mask) == value. */
+static int add_masked(const struct emitter *em, uint32_t action, int nr, unsigned arg,
+		      uint64_t mask, uint64_t value)
+{
+	struct scmp_arg_cmp cmp = {
+		.arg = arg,
+		.op = SCMP_CMP_MASKED_EQ,
+		.datum_a = mask,
+		.datum_b = value,
+	};
+
+	return add_rule(em, action, nr, 1, &cmp);
+}
+
+/*
+ * Flag check: in_action when the argument has none of the bits in flags, out_action when it
+ * has any. One rule for "none set" and one per bit for "this bit set"; the two sides never
+ * match the same value. flags lie in the low 32 bits, where the kernel's flag words keep
+ * them.
+ */
+static int add_flag_split(const struct emitter *em, int nr, unsigned arg, uint32_t flags,
+			  uint32_t in_action, uint32_t out_action)
+{
+	int r = add_masked(em, in_action, nr, arg, flags, 0);
+	if (r < 0)
+		return r;
+
+	for (unsigned bit = 0; bit < 32; bit++) {
+		uint32_t b = 1u << bit;
+
+		if (!(flags & b))
+			continue;
+		r = add_masked(em, out_action, nr, arg, b, b);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/*
+ * Set check on the low 32 bits of an argument the kernel reads as a 32-bit int (it drops the
+ * upper half, so the filter must ignore it too, or value | 1 << 32 would slip past):
+ * in_action when it is one of the n values in set, out_action otherwise.
+ *
+ * "Not in the set" is written as one rule per place where a value leaves the binary trie of
+ * the set. Reading bits from the top, a value outside the set first differs from every member
+ * at some bit i, after agreeing on bits 31..i+1 with at least one member. So for each member
+ * s and bit i, "s's bits above i, then the opposite of s's bit i" is a rule, unless a member
+ * also starts with that pattern (then the walk goes on below i). Each value outside the set
+ * matches exactly one of these patterns, and no member matches any.
+ */
+static int add_set_split(const struct emitter *em, int nr, unsigned arg, const uint32_t *set,
+			 size_t n, uint32_t in_action, uint32_t out_action)
+{
+	int r;
+
+	for (size_t k = 0; k < n; k++) {
+		r = add_masked(em, in_action, nr, arg, 0xffffffffu, set[k]);
+		if (r < 0)
+			return r;
+	}
+
+	for (int bit = 31; bit >= 0; bit--) {
+		uint32_t b = 1u << bit;
+		uint32_t mask = ~(b - 1u); /* bits 31..bit */
+
+		for (size_t k = 0; k < n; k++) {
+			uint32_t pattern = (set[k] & mask) ^ b;
+			bool skip = false;
+
+			for (size_t j = 0; j < n && !skip; j++)
+				skip = (set[j] & mask) == pattern;
+			/* Members that agree on bits 31..bit give the same pattern: emit it once. */
+			for (size_t j = 0; j < k && !skip; j++)
+				skip = (set[j] & mask) == (set[k] & mask);
+			if (skip)
+				continue;
+			r = add_masked(em, out_action, nr, arg, mask, pattern);
+			if (r < 0)
+				return r;
+		}
+	}
+	return 0;
+}
+
+/* Emits the libseccomp rules for one verdict. */
+static int emit_rule(const struct emitter *em, const struct rule_entry *e)
+{
+	switch (e->kind) {
+	case RULE_ALLOW:
+		return add_rule(em, SCMP_ACT_ALLOW, e->nr, 0, NULL);
+	case RULE_DENY:
+		return add_rule(em, em->deny, e->nr, 0, NULL);
+	case RULE_ENOSYS:
+		return add_rule(em, SCMP_ACT_ERRNO(ENOSYS), e->nr, 0, NULL);
+	case RULE_CLONE:
+		/* clone's first argument is the flags word on x86_64 and arm64 alike. */
+		return add_flag_split(em, e->nr, 0, NS_CLONE_FLAGS, SCMP_ACT_ALLOW, em->deny);
+	case RULE_UNSHARE:
+		/* unshare(CLONE_FILES | CLONE_FS) and friends stay allowed. */
+		return add_flag_split(em, e->nr, 0, NS_UNSHARE_FLAGS, SCMP_ACT_ALLOW, em->deny);
+	case RULE_IOCTL:
+		/* The kernel reads the command as unsigned int: compare the low 32 bits only. */
+		return add_set_split(em, e->nr, 1, ioctl_deny, ELEMENTSOF(ioctl_deny), em->deny,
+				     SCMP_ACT_ALLOW);
+	case RULE_SOCKET:
+		/*
+		 * Other families (netlink, packet, vsock, bluetooth, ...) reach kernel code an
+		 * agent does not need. EAFNOSUPPORT even in kill mode: glibc itself opens netlink
+		 * sockets (getaddrinfo with AI_ADDRCONFIG, getifaddrs) and copes with the error.
+		 */
+		return add_set_split(em, e->nr, 0, socket_ok, ELEMENTSOF(socket_ok),
+				     SCMP_ACT_ALLOW, SCMP_ACT_ERRNO(EAFNOSUPPORT));
+	case RULE_SOCKETPAIR:
+		return add_set_split(em, e->nr, 0, socketpair_ok, ELEMENTSOF(socketpair_ok),
+				     SCMP_ACT_ALLOW, SCMP_ACT_ERRNO(EAFNOSUPPORT));
+	case RULE_PERSONALITY:
+		return add_set_split(em, e->nr, 0, personality_ok, ELEMENTSOF(personality_ok),
+				     SCMP_ACT_ALLOW, em->deny);
+	}
+	return -EIO;
+}
+
+/*
+ * Builds the libseccomp context for pol. On success stores it in *out (release with
+ * seccomp_release) and returns 0; otherwise returns -EINVAL, -ENOMEM or -EIO.
+ */
+static int build_ctx(const struct pol_policy *pol, scmp_filter_ctx *out)
+{
+	_cleanup_(seccomp_releasep) scmp_filter_ctx ctx = NULL;
+	_cleanup_(rule_set_done) struct rule_set set = { 0 };
+	struct emitter em;
+	uint32_t def, deny;
+	int r;
+
+	if (!pol)
+		return -EINVAL;
+
+	switch (pol->seccomp_default) {
+	case POL_SECCOMP_ERRNO:
+		/* ENOSYS, not EPERM: "this kernel lacks it" is what fallback code checks for. */
+		def = SCMP_ACT_ERRNO(ENOSYS);
+		deny = SCMP_ACT_ERRNO(EPERM);
+		break;
+	case POL_SECCOMP_KILL:
+		def = SCMP_ACT_KILL_PROCESS;
+		deny = SCMP_ACT_KILL_PROCESS;
+		break;
+	default:
+		return -EINVAL;
+	}
+
+	r = rule_set_init(&set, pol);
+	if (r < 0)
+		return r;
+	r = collect_rules(pol, &set);
+	if (r < 0)
+		return r;
+
+	ctx = seccomp_init(def);
+	if (!ctx)
+		return -ENOMEM;
+
+	/*
+	 * Only the native architecture is in the filter. Anything else (int 0x80 from a
+	 * 64-bit task, i386 binaries, x32 numbers) is a different syscall table the allowlist
+	 * was not written for, so it kills the process. libseccomp sends x32 numbers on
+	 * x86_64 to this action too; the unit test checks that it does.
+	 */
+	r = scmp_rc(seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS));
+	if (r < 0)
+		return r;
+	/* A binary search over syscall numbers instead of a linear scan of a long list. */
+	r = scmp_rc(seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2));
+	if (r < 0)
+		return r;
+
+	em = (struct emitter){ .ctx = ctx, .def = def, .deny = deny };
+	for (size_t i = 0; i < set.n_rules; i++) {
+		r = emit_rule(&em, &set.rules[i]);
+		if (r < 0)
+			return r;
+	}
+
+	*out = TAKE_PTR(ctx);
+	return 0;
+}
+
+/* Reads exactly len bytes at offset 0 of fd into buf. Returns 0 or -EIO. */
+static int read_all(int fd, void *buf, size_t len)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t k = pread(fd, (char *)buf + done, len - done, (off_t)done);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return -EIO;
+		done += (size_t)k;
+	}
+	return 0;
+}
+
+int sbx_seccomp_build(const struct pol_policy *pol, struct sbx_seccomp_prog *out)
+{
+	_cleanup_(seccomp_releasep) scmp_filter_ctx ctx = NULL;
+	_cleanup_close_ int fd = -1;
+	_cleanup_free_ struct sock_filter *insns = NULL;
+	struct stat st;
+	size_t len;
+	int r;
+
+	if (!out)
+		return -EINVAL;
+	r = build_ctx(pol, &ctx);
+	if (r < 0)
+		return r;
+
+	/*
+	 * libseccomp 2.5 only exports BPF to a file descriptor (seccomp_export_bpf_mem came
+	 * in 2.6), so export to a private memfd and read it back.
+	 */
+	fd = memfd_create("warden-seccomp", MFD_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOMEM ? -ENOMEM : -EIO;
+	r = scmp_rc(seccomp_export_bpf(ctx, fd));
+	if (r < 0)
+		return r;
+	if (fstat(fd, &st) < 0)
+		return -EIO;
+
+	/* The kernel takes at most BPF_MAXINSNS instructions in one filter. */
+	if (st.st_size <= 0 || (uint64_t)st.st_size % sizeof(struct sock_filter) != 0 ||
+	    (uint64_t)st.st_size / sizeof(struct sock_filter) > BPF_MAXINSNS)
+		return -EIO;
+	len = (size_t)st.st_size;
+
+	insns = malloc(len);
+	if (!insns)
+		return -ENOMEM;
+	r = read_all(fd, insns, len);
+	if (r < 0)
+		return r;
+
+	out->insns = TAKE_PTR(insns);
+	out->n_insns = len / sizeof(struct sock_filter);
+	return 0;
+}
+
+void sbx_seccomp_prog_done(struct sbx_seccomp_prog *prog)
+{
+	if (!prog)
+		return;
+	free(prog->insns);
+	prog->insns = NULL;
+	prog->n_insns = 0;
+}
+
+int sbx_seccomp_export_pfc(const struct pol_policy *pol, int fd)
+{
+	_cleanup_(seccomp_releasep) scmp_filter_ctx ctx = NULL;
+	int r;
+
+	if (fd < 0)
+		return -EINVAL;
+	r = build_ctx(pol, &ctx);
+	if (r < 0)
+		return r;
+	return scmp_rc(seccomp_export_pfc(ctx, fd));
+}
+
+int sbx_seccomp_install(const struct sbx_seccomp_prog *prog)
+{
+	struct sock_fprog fprog;
+
+	if (!prog || !prog->insns || prog->n_insns == 0 || prog->n_insns > BPF_MAXINSNS)
+		return -EINVAL;
+	fprog = (struct sock_fprog){
+		.len = (unsigned short)prog->n_insns,
+		.filter = prog->insns,
+	};
+
+	/*
+	 * Flags 0: no TSYNC (the child is single-threaded when it installs the filter) and no
+	 * listener. The kernel refuses with EACCES unless no_new_privs is set (or the caller
+	 * has CAP_SYS_ADMIN), which keeps set-id programs from running under a filter.
+	 */
+	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0u, &fprog) < 0)
+		return -errno;
+	return 0;
+}

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The supervisor's end of the worker channel: session key, handshake and the dispatch table.
+ * Every frame from the worker is hostile input: it is authenticated before it is parsed, and
+ * the first invalid or out-of-state frame ends the session.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "wire.h"
+
+enum sup_chan_state {
+	SUP_CHAN_HANDSHAKE, /* CHALLENGE sent, waiting for HELLO */
+	SUP_CHAN_ATTESTED,  /* HELLO checked, GO not yet sent */
+	SUP_CHAN_GO_SENT,   /* waiting for READY */
+	SUP_CHAN_READY,     /* waiting for STARTED or EXITED */
+	SUP_CHAN_RUNNING,   /* waiting for EXITED */
+	SUP_CHAN_DONE,      /* EXITED received; nothing more is permitted */
+};
+
+struct sup_channel {
+	int fd;                        /* borrowed */
+	struct wire_mac *mac;
+	uint64_t send_seq;
+	uint64_t recv_seq;
+	enum sup_chan_state state;
+	uint32_t used_once;            /* bit per frame type already seen (ONCE types) */
+	uint8_t nonce[WIRE_NONCE_LEN];
+
+	/* What the worker reported, valid when the matching have_ flag is set. */
+	bool have_identity;
+	struct wire_identity claimed;
+	bool have_started;
+	uint32_t command_pid;
+	bool have_exited;
+	struct wire_exited exited;
+
+	/* The first violation: frame number (1-based), its type byte, and why. */
+	bool violated;
+	uint64_t violation_frame;
+	int violation_type;            /* -1 when the frame never decoded */
+	char violation_reason[160];
+};
+
+/*
+ * Sets up ch on fd (borrowed): makes a fresh session key from getrandom, sends it as the key
+ * packet, then sends CHALLENGE with a fresh nonce. Returns 0 or -errno.
+ */
+int sup_channel_start(struct sup_channel *ch, int fd);
+
+/* Frees the MAC context (wiping the key). Safe to call twice. */
+void sup_channel_done(struct sup_channel *ch);
+
+/* Sends GO. Permitted only in SUP_CHAN_ATTESTED. Returns 0 or -errno. */
+int sup_channel_send_go(struct sup_channel *ch);
+
+/*
+ * Receives and dispatches one frame (the fd must be readable). Returns 0 when a frame was
+ * accepted, -ECONNRESET when the worker closed the channel, -EBADMSG or -EPROTO for a
+ * violation (recorded in ch->violation_*), or another -errno.
+ */
+int sup_channel_recv(struct sup_channel *ch);
+
+/* Records a violation that was detected outside the codec (e.g. a silent worker). */
+void sup_channel_violation(struct sup_channel *ch, int type, const char *reason);
+
+/* A printable name for a frame type, or "unknown". */
+const char *sup_frame_name(int type);

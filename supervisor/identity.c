@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+#include "identity.h"
+
+#define STATUS_MAX_BYTES 8192
+
+const char *const sup_ns_names[SUP_N_NS] = { "user", "pid", "mnt", "net", "uts", "ipc", "cgroup" };
+
+static int read_status(pid_t pid, char *buf, size_t cap, size_t *out_len)
+{
+	char path[64];
+	(void)snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return -errno;
+	size_t got = 0;
+	for (;;) {
+		ssize_t n = read(fd, buf + got, cap - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			break;
+		got += (size_t)n;
+		if (got == cap)
+			return -EFBIG;
+	}
+	*out_len = got;
+	return 0;
+}
+
+static int ns_inode(const char *proc, const char *name, uint64_t *out)
+{
+	char path[64];
+	struct stat st;
+	(void)snprintf(path, sizeof(path), "/proc/%s/ns/%s", proc, name);
+	if (stat(path, &st) < 0)
+		return -errno;
+	*out = (uint64_t)st.st_ino;
+	return 0;
+}
+
+static int fail(struct sup_identity *out, const char *what)
+{
+	if (out->held) {
+		out->held = false;
+		(void)snprintf(out->failure, sizeof(out->failure), "%s", what);
+	}
+	return -EPERM;
+}
+
+int sup_check_identity(pid_t pid, uint32_t host_uid, uint32_t host_gid, uint32_t inside_uid,
+		       uint32_t inside_gid, const struct wire_identity *claimed,
+		       struct sup_identity *out)
+{
+	memset(out, 0, sizeof(*out));
+	char buf[STATUS_MAX_BYTES];
+	size_t len = 0;
+	int r = read_status(pid, buf, sizeof(buf), &len);
+	if (r < 0)
+		return r;
+	r = wire_parse_status(buf, len, &out->kernel, &out->nspid_depth);
+	if (r < 0)
+		return r;
+	char self_pid[16];
+	(void)snprintf(self_pid, sizeof(self_pid), "%d", (int)pid);
+	for (int i = 0; i < SUP_N_NS; i++) {
+		r = ns_inode("self", sup_ns_names[i], &out->ns_self[i]);
+		if (r >= 0)
+			r = ns_inode(self_pid, sup_ns_names[i], &out->ns_worker[i]);
+		if (r < 0)
+			return r;
+	}
+	out->checked = true;
+	out->held = true;
+
+	const struct wire_identity *k = &out->kernel;
+	for (int i = 0; i < 4; i++) {
+		if (k->uid[i] == 0 || k->uid[i] != host_uid)
+			(void)fail(out, "uid is not the sandbox's host uid");
+		if (k->gid[i] == 0 || k->gid[i] != host_gid)
+			(void)fail(out, "gid is not the sandbox's host gid");
+	}
+	if (k->cap_inh || k->cap_prm || k->cap_eff || k->cap_bnd || k->cap_amb)
+		(void)fail(out, "a capability set is not empty");
+	if (k->no_new_privs != 1)
+		(void)fail(out, "no_new_privs is not set");
+	if (k->seccomp != 2 || k->seccomp_filters < 1)
+		(void)fail(out, "no seccomp filter is installed");
+	if (out->nspid_depth < 2)
+		(void)fail(out, "the pid namespace is not nested");
+	for (int i = 0; i < SUP_N_NS; i++)
+		if (out->ns_self[i] == out->ns_worker[i])
+			(void)fail(out, "a namespace is shared with the supervisor");
+
+	/* The claim, from inside: same facts, inside ids, pid 1. */
+	if (claimed) {
+		for (int i = 0; i < 4; i++)
+			if (claimed->uid[i] != inside_uid || claimed->gid[i] != inside_gid)
+				(void)fail(out, "claimed ids differ from the kernel's");
+		if (claimed->pid != 1 || claimed->cap_inh != k->cap_inh ||
+		    claimed->cap_prm != k->cap_prm || claimed->cap_eff != k->cap_eff ||
+		    claimed->cap_bnd != k->cap_bnd || claimed->cap_amb != k->cap_amb ||
+		    claimed->no_new_privs != k->no_new_privs || claimed->seccomp != k->seccomp ||
+		    claimed->seccomp_filters != k->seccomp_filters)
+			(void)fail(out, "claimed identity differs from the kernel's");
+	}
+	return out->held ? 0 : -EPERM;
+}

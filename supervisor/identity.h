@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Kernel identity: what the kernel says about the worker, read by the supervisor itself from
+ * /proc/<host pid>/status and /proc/<host pid>/ns/ entries, compared with what the policy requires
+ * and with what the worker claimed.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "wire.h"
+
+#define SUP_N_NS 7
+
+struct sup_identity {
+	struct wire_identity kernel;     /* the kernel's word, host view */
+	unsigned nspid_depth;            /* number of NSpid values; >= 2 when nested */
+	uint64_t ns_self[SUP_N_NS];      /* our namespace inodes */
+	uint64_t ns_worker[SUP_N_NS];    /* the worker's */
+	bool checked;                    /* every check ran */
+	bool held;                       /* and every check passed */
+	char failure[160];               /* the first failed check */
+};
+
+/* Namespace names, in the order of the ns_* arrays. */
+extern const char *const sup_ns_names[SUP_N_NS];
+
+/*
+ * Reads the worker's kernel identity through pidfd/pid and checks it: uids and gids are the
+ * expected host ids (never 0), every capability set is empty, NoNewPrivs 1, Seccomp 2 with at
+ * least one filter, a nested pid namespace, and every namespace differs from ours. Then it
+ * compares the worker's claim (inside view). Fills *out in every case. Returns 0 when the
+ * identity holds, -EPERM when a check failed (out->failure says which), or -errno when the
+ * evidence could not be read.
+ */
+int sup_check_identity(pid_t pid, uint32_t host_uid, uint32_t host_gid, uint32_t inside_uid,
+		       uint32_t inside_gid, const struct wire_identity *claimed,
+		       struct sup_identity *out);

@@ -1,0 +1,247 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * warden: command-line entry point.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+#include "config.h"
+#include "log.h"
+#include "run.h"
+#include "sbx-seccomp.h"
+#include "supervisor.h"
+
+DEFINE_CLEANUP(struct pol_policy *, pol_free)
+
+/* Exit codes of the commands other than run. */
+#define EXIT_OK 0
+#define EXIT_BAD_INPUT 2
+
+static const char usage_main[] =
+	"Usage: warden COMMAND [OPTIONS]\n"
+	"\n"
+	"A sandbox supervisor for untrusted programs.\n"
+	"\n"
+	"Commands:\n"
+	"  run [OPTIONS] -- CMD [ARGS...]   run CMD in a sandbox\n"
+	"  policy show default              print the embedded default policy\n"
+	"  policy check FILE                validate a policy file\n"
+	"  policy seccomp [FILE]            print the compiled seccomp filter (PFC)\n"
+	"\n"
+	"Options:\n"
+	"  -h, --help      show this help (also: warden COMMAND --help)\n"
+	"  -V, --version   print the version\n";
+
+static const char usage_run[] =
+	"Usage: warden run [OPTIONS] [--] CMD [ARGS...]\n"
+	"\n"
+	"Runs CMD inside a new sandbox: new user, pid, mount, network, uts, ipc and cgroup\n"
+	"namespaces; a read-only host /usr; the workspace read-write at /workspace; no\n"
+	"capabilities; no_new_privs; a seccomp allowlist; cgroup and rlimit limits; only\n"
+	"loopback networking. stdin, stdout and stderr pass through.\n"
+	"\n"
+	"Options:\n"
+	"  --policy FILE      policy file (default: the embedded strict policy)\n"
+	"  --workspace DIR    directory bound read-write at /workspace (default: .)\n"
+	"  --timeout SECONDS  wall-clock limit, overriding the policy's (0 = none)\n"
+	"  --record DIR       write DIR/record.json, the run record (atomically)\n"
+	"  -q, --quiet        print only errors\n"
+	"  -v, --verbose      print progress\n"
+	"  -h, --help         show this help\n"
+	"\n"
+	"Exit status:\n"
+	"  N        the command's own exit status\n"
+	"  128+N    the command was killed by signal N (or warden received signal N)\n"
+	"  123      the sandbox broke the worker protocol or failed attestation\n"
+	"  124      the wall-clock limit was reached\n"
+	"  125      warden failed before the command started (bad policy, a step of\n"
+	"           isolation that could not be applied, bad usage)\n"
+	"  126      the command was found but could not be executed\n"
+	"  127      the command was not found inside the sandbox\n";
+
+static const char usage_policy[] =
+	"Usage: warden policy show default\n"
+	"       warden policy check FILE\n"
+	"       warden policy seccomp [FILE]\n"
+	"\n"
+	"  show default    print the embedded default policy (YAML)\n"
+	"  check FILE      parse and validate FILE; print nothing on success\n"
+	"  seccomp [FILE]  print the seccomp filter compiled for FILE (default: the embedded\n"
+	"                  policy) in libseccomp's PFC form\n"
+	"\n"
+	"Exit status: 0 valid, 2 invalid policy or bad usage, 1 other failure.\n";
+
+static int parse_seconds(const char *s, uint64_t *out_ms)
+{
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno || end == s || *end || s[0] == '-' || v > UINT64_MAX / 1000)
+		return -EINVAL;
+	*out_ms = (uint64_t)v * 1000;
+	return 0;
+}
+
+int sup_cmd_run(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "policy", required_argument, NULL, 'p' },
+		{ "workspace", required_argument, NULL, 'w' },
+		{ "timeout", required_argument, NULL, 't' },
+		{ "record", required_argument, NULL, 'r' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct sup_run_opts opts = { 0 };
+	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+qvh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			opts.policy_path = optarg;
+			break;
+		case 'w':
+			opts.workspace = optarg;
+			break;
+		case 't':
+			if (parse_seconds(optarg, &opts.timeout_ms) < 0) {
+				log_error("--timeout: '%s' is not a whole number of seconds", optarg);
+				return SUP_EXIT_SETUP;
+			}
+			opts.timeout_set = true;
+			break;
+		case 'r':
+			opts.record_dir = optarg;
+			break;
+		case 'q':
+			sup_log_level = LOG_LEVEL_QUIET;
+			break;
+		case 'v':
+			sup_log_level = LOG_LEVEL_VERBOSE;
+			break;
+		case 'h':
+			(void)fputs(usage_run, stdout);
+			return 0;
+		default:
+			(void)fputs(usage_run, stderr);
+			return SUP_EXIT_SETUP;
+		}
+	}
+	if (optind >= argc) {
+		log_error("run: no command given (see 'warden run --help')");
+		return SUP_EXIT_SETUP;
+	}
+	opts.argv = argv + optind;
+
+	struct sup_run_result res;
+	int code = sup_run(&opts, &res);
+	if (opts.record_dir) {
+		int r = sup_record_write(opts.record_dir, &opts, &res);
+		if (r < 0) {
+			log_errno(r, "write the run record to '%s'", opts.record_dir);
+			if (code == 0)
+				code = SUP_EXIT_SETUP;
+		}
+	}
+	return code;
+}
+
+static int policy_print_error(const char *path, int r, const struct pol_diag *diag)
+{
+	if (r == -EINVAL) {
+		(void)fprintf(stderr, "%s:%u:%u: %s\n", diag->file, diag->line, diag->column,
+			      diag->message);
+		return EXIT_BAD_INPUT;
+	}
+	log_errno(r, "read policy '%s'", path ? path : "default");
+	return r == -E2BIG || r == -ENOENT ? EXIT_BAD_INPUT : 1;
+}
+
+int sup_cmd_policy(int argc, char **argv)
+{
+	if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+		(void)fputs(usage_policy, argc < 2 ? stderr : stdout);
+		return argc < 2 ? EXIT_BAD_INPUT : EXIT_OK;
+	}
+	const char *sub = argv[1];
+	struct pol_diag diag;
+	_cleanup_(pol_freep) struct pol_policy *pol = NULL;
+	_cleanup_free_ char *text = NULL;
+	size_t len = 0;
+
+	if (strcmp(sub, "show") == 0) {
+		if (argc != 3 || strcmp(argv[2], "default") != 0) {
+			(void)fputs(usage_policy, stderr);
+			return EXIT_BAD_INPUT;
+		}
+		const char *def = pol_default_yaml(&len);
+		return fwrite(def, 1, len, stdout) == len ? EXIT_OK : 1;
+	}
+	if (strcmp(sub, "check") == 0) {
+		if (argc != 3) {
+			(void)fputs(usage_policy, stderr);
+			return EXIT_BAD_INPUT;
+		}
+		int r = sup_load_policy(argv[2], &pol, &text, &len, &diag);
+		if (r < 0)
+			return policy_print_error(argv[2], r, &diag);
+		struct sbx_seccomp_prog prog = { 0 };
+		r = sbx_seccomp_build(pol, &prog);
+		sbx_seccomp_prog_done(&prog);
+		if (r < 0) {
+			log_errno(r, "%s: the seccomp section does not compile", argv[2]);
+			return EXIT_BAD_INPUT;
+		}
+		return EXIT_OK;
+	}
+	if (strcmp(sub, "seccomp") == 0) {
+		if (argc > 3) {
+			(void)fputs(usage_policy, stderr);
+			return EXIT_BAD_INPUT;
+		}
+		const char *path = argc == 3 ? argv[2] : NULL;
+		int r = sup_load_policy(path, &pol, &text, &len, &diag);
+		if (r < 0)
+			return policy_print_error(path, r, &diag);
+		(void)fflush(stdout);
+		r = sbx_seccomp_export_pfc(pol, STDOUT_FILENO);
+		if (r < 0) {
+			log_errno(r, "compile the seccomp filter");
+			return r == -EINVAL ? EXIT_BAD_INPUT : 1;
+		}
+		return EXIT_OK;
+	}
+	log_error("policy: unknown subcommand '%s' (see 'warden policy --help')", sub);
+	return EXIT_BAD_INPUT;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		(void)fputs(usage_main, stderr);
+		return SUP_EXIT_SETUP;
+	}
+	const char *cmd = argv[1];
+	if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "help") == 0) {
+		(void)fputs(usage_main, stdout);
+		return 0;
+	}
+	if (strcmp(cmd, "-V") == 0 || strcmp(cmd, "--version") == 0) {
+		(void)printf("warden %s\n", WARDEN_VERSION);
+		return 0;
+	}
+	if (strcmp(cmd, "run") == 0)
+		return sup_cmd_run(argc - 1, argv + 1);
+	if (strcmp(cmd, "policy") == 0)
+		return sup_cmd_policy(argc - 1, argv + 1);
+	log_error("unknown command '%s' (see 'warden --help')", cmd);
+	return SUP_EXIT_SETUP;
+}

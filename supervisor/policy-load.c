@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+#include "supervisor.h"
+
+static int read_bounded(int fd, size_t max, char **out, size_t *out_len)
+{
+	struct stat st;
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -EINVAL;
+	_cleanup_free_ char *buf = malloc(max + 1);
+	if (!buf)
+		return -ENOMEM;
+	size_t got = 0;
+	for (;;) {
+		ssize_t n = read(fd, buf + got, max + 1 - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			break;
+		got += (size_t)n;
+		if (got > max)
+			return -E2BIG;
+	}
+	buf[got] = '\0';
+	*out = TAKE_PTR(buf);
+	*out_len = got;
+	return 0;
+}
+
+int sup_load_policy(const char *path, struct pol_policy **out, char **out_text,
+		    size_t *out_len, struct pol_diag *diag)
+{
+	memset(diag, 0, sizeof(*diag));
+	_cleanup_free_ char *text = NULL;
+	size_t len = 0;
+	const char *name = "<default>";
+	if (!path || strcmp(path, "default") == 0) {
+		const char *def = pol_default_yaml(&len);
+		text = malloc(len + 1);
+		if (!text)
+			return -ENOMEM;
+		memcpy(text, def, len);
+		text[len] = '\0';
+	} else {
+		name = path;
+		_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+		if (fd < 0)
+			return -errno;
+		int r = read_bounded(fd, POL_MAX_INPUT_BYTES, &text, &len);
+		if (r < 0)
+			return r;
+	}
+	int r = pol_parse(name, text, len, out, diag);
+	if (r < 0)
+		return r;
+	*out_text = TAKE_PTR(text);
+	*out_len = len;
+	return 0;
+}

@@ -1,0 +1,244 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Run records: JSON (cJSON), written atomically.
+ */
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+#include "config.h"
+#include "policy.h"
+#include "run.h"
+
+DEFINE_CLEANUP(cJSON *, cJSON_Delete)
+
+#define RECORD_SCHEMA_VERSION 1
+
+static void rfc3339(const struct timespec *ts, char out[40])
+{
+	struct tm tm;
+	time_t t = ts->tv_sec;
+	if (!gmtime_r(&t, &tm)) {
+		(void)snprintf(out, 40, "1970-01-01T00:00:00Z");
+		return;
+	}
+	char base[24];
+	if (strftime(base, sizeof(base), "%Y-%m-%dT%H:%M:%S", &tm) == 0)
+		base[0] = '\0';
+	(void)snprintf(out, 40, "%s.%03dZ", base, (int)((ts->tv_nsec / 1000000L) % 1000));
+}
+
+static char hex_digit(unsigned v)
+{
+	return "0123456789abcdef"[v & 15u];
+}
+
+static void cap_hex(uint64_t v, char out[17])
+{
+	for (int i = 15; i >= 0; i--) {
+		out[i] = hex_digit((unsigned)(v & 15u));
+		v >>= 4;
+	}
+	out[16] = '\0';
+}
+
+static bool add_num(cJSON *o, const char *k, double v)
+{
+	return cJSON_AddNumberToObject(o, k, v) != NULL;
+}
+
+static cJSON *identity_json(const struct sup_identity *id)
+{
+	cJSON *o = cJSON_CreateObject();
+	if (!o)
+		return NULL;
+	const struct wire_identity *k = &id->kernel;
+	char hex[17];
+	bool ok = cJSON_AddBoolToObject(o, "checked", id->checked) &&
+		  cJSON_AddBoolToObject(o, "held", id->held);
+	if (id->failure[0])
+		ok = ok && cJSON_AddStringToObject(o, "failure", id->failure);
+	ok = ok && add_num(o, "uid", k->uid[0]) && add_num(o, "gid", k->gid[0]);
+	const struct {
+		const char *name;
+		uint64_t v;
+	} caps[] = { { "CapInh", k->cap_inh }, { "CapPrm", k->cap_prm }, { "CapEff", k->cap_eff },
+		     { "CapBnd", k->cap_bnd }, { "CapAmb", k->cap_amb } };
+	for (size_t i = 0; i < ELEMENTSOF(caps) && ok; i++) {
+		cap_hex(caps[i].v, hex);
+		ok = cJSON_AddStringToObject(o, caps[i].name, hex) != NULL;
+	}
+	ok = ok && add_num(o, "NoNewPrivs", k->no_new_privs) && add_num(o, "Seccomp", k->seccomp) &&
+	     add_num(o, "Seccomp_filters", k->seccomp_filters) &&
+	     add_num(o, "nspid_depth", id->nspid_depth);
+	cJSON *ns = ok ? cJSON_AddObjectToObject(o, "namespaces") : NULL;
+	for (int i = 0; i < SUP_N_NS && ns; i++) {
+		cJSON *n = cJSON_AddObjectToObject(ns, sup_ns_names[i]);
+		if (!n || !add_num(n, "supervisor", (double)id->ns_self[i]) ||
+		    !add_num(n, "sandbox", (double)id->ns_worker[i]) ||
+		    !cJSON_AddBoolToObject(n, "separate", id->ns_self[i] != id->ns_worker[i]))
+			ns = NULL;
+	}
+	if (!ok || !ns) {
+		cJSON_Delete(o);
+		return NULL;
+	}
+	return o;
+}
+
+static cJSON *record_json(const struct sup_run_opts *opts, const struct sup_run_result *res)
+{
+	_cleanup_(cJSON_Deletep) cJSON *root = cJSON_CreateObject();
+	if (!root)
+		return NULL;
+	char ts[40];
+	bool ok = add_num(root, "schema_version", RECORD_SCHEMA_VERSION) &&
+		  cJSON_AddStringToObject(root, "warden_version", WARDEN_VERSION);
+
+	cJSON *cmd = ok ? cJSON_AddArrayToObject(root, "command") : NULL;
+	for (size_t i = 0; cmd && opts->argv[i]; i++) {
+		cJSON *s = cJSON_CreateString(opts->argv[i]);
+		if (!s || !cJSON_AddItemToArray(cmd, s)) {
+			cJSON_Delete(s);
+			cmd = NULL;
+		}
+	}
+	ok = ok && cmd;
+
+	cJSON *pol = ok ? cJSON_AddObjectToObject(root, "policy") : NULL;
+	ok = ok && pol && cJSON_AddStringToObject(pol, "source", res->policy_source) &&
+	     cJSON_AddStringToObject(pol, "digest", res->policy_digest);
+
+	rfc3339(&res->started_real, ts);
+	ok = ok && cJSON_AddStringToObject(root, "started_at", ts);
+	rfc3339(&res->ended_real, ts);
+	ok = ok && cJSON_AddStringToObject(root, "ended_at", ts) &&
+	     add_num(root, "duration_ms", (double)res->duration_ms);
+
+	cJSON *ex = ok ? cJSON_AddObjectToObject(root, "exit") : NULL;
+	ok = ok && ex && cJSON_AddStringToObject(ex, "reason", sup_reason_name(res->reason)) &&
+	     add_num(ex, "code", res->exit_code);
+	if (ok && res->have_exited && res->reason != SUP_REASON_SIGNALED &&
+	    res->exited.how == WIRE_EXIT_CODE)
+		ok = add_num(ex, "status", res->status);
+	if (ok && res->signal)
+		ok = add_num(ex, "signal", res->signal);
+	if (ok && res->error[0])
+		ok = cJSON_AddStringToObject(ex, "detail", res->error) != NULL;
+
+	cJSON *rs = ok ? cJSON_AddObjectToObject(root, "resources") : NULL;
+	ok = ok && rs;
+	if (ok && res->have_cg && res->cg.have_memory_peak)
+		ok = add_num(rs, "peak_memory_bytes", (double)res->cg.memory_peak_bytes);
+	if (ok && res->have_cg && res->cg.have_cpu)
+		ok = add_num(rs, "cpu_usec", (double)res->cg.cpu_usec);
+	if (ok && res->have_exited)
+		ok = add_num(rs, "command_utime_usec", (double)res->exited.utime_usec) &&
+		     add_num(rs, "command_stime_usec", (double)res->exited.stime_usec) &&
+		     add_num(rs, "command_maxrss_kib", (double)res->exited.maxrss_kib);
+	if (ok && res->have_cg)
+		ok = add_num(rs, "oom_kills", (double)res->cg.oom_kills) &&
+		     add_num(rs, "pids_limit_hits", (double)res->cg.pids_max_events);
+
+	cJSON *sb = ok ? cJSON_AddObjectToObject(root, "sandbox") : NULL;
+	ok = ok && sb &&
+	     cJSON_AddStringToObject(sb, "mode", res->privileged ? "privileged" : "unprivileged") &&
+	     add_num(sb, "host_uid", res->host_uid) && add_num(sb, "host_gid", res->host_gid) &&
+	     add_num(sb, "cgroup_version", res->cg_version) &&
+	     cJSON_AddBoolToObject(sb, "cgroup_emptied", res->cg_emptied) &&
+	     add_num(sb, "placeholders", (double)res->placeholders);
+
+	cJSON *weak = ok ? cJSON_AddArrayToObject(root, "weakenings") : NULL;
+	ok = ok && weak;
+	if (ok && (res->unsafe & POL_UNSAFE_NO_CGROUP) && res->cg_version == 0)
+		ok = cJSON_AddItemToArray(weak, cJSON_CreateString("no-cgroup"));
+	if (ok && (res->unsafe & POL_UNSAFE_IO_URING))
+		ok = cJSON_AddItemToArray(weak, cJSON_CreateString("io_uring"));
+
+	if (ok && res->identity.checked) {
+		cJSON *id = identity_json(&res->identity);
+		ok = id && cJSON_AddItemToObject(root, "identity", id);
+	} else if (ok) {
+		ok = cJSON_AddNullToObject(root, "identity") != NULL;
+	}
+
+	if (ok && res->violated) {
+		cJSON *v = cJSON_AddObjectToObject(root, "violation");
+		ok = v && add_num(v, "frame", (double)res->violation_frame) &&
+		     cJSON_AddStringToObject(v, "reason", res->violation_reason);
+		if (ok && res->violation_type >= 0)
+			ok = add_num(v, "type", res->violation_type);
+	} else if (ok) {
+		ok = cJSON_AddNullToObject(root, "violation") != NULL;
+	}
+	return ok ? TAKE_PTR(root) : NULL;
+}
+
+static int write_all(int fd, const char *buf, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, buf, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		buf += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int sup_record_write(const char *dir, const struct sup_run_opts *opts,
+		     const struct sup_run_result *res)
+{
+	_cleanup_(cJSON_Deletep) cJSON *json = record_json(opts, res);
+	if (!json)
+		return -ENOMEM;
+	_cleanup_free_ char *text = cJSON_Print(json);
+	if (!text)
+		return -ENOMEM;
+
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+		return -errno;
+	/* O_NOFOLLOW on the last component: a symlinked record folder is refused. */
+	_cleanup_close_ int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0)
+		return -errno;
+	struct stat st;
+	if (fstatat(dfd, "record.json", &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISREG(st.st_mode))
+		return -EEXIST;
+
+	char tmp[64];
+	uint32_t rnd = 0;
+	if (getrandom(&rnd, sizeof(rnd), GRND_NONBLOCK) != sizeof(rnd))
+		rnd = (uint32_t)time(NULL);
+	(void)snprintf(tmp, sizeof(tmp), ".record.json.%d.%08x", (int)getpid(), rnd);
+	_cleanup_close_ int fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+							  O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	size_t len = strlen(text);
+	int r = write_all(fd, text, len);
+	if (r >= 0)
+		r = write_all(fd, "\n", 1);
+	if (r >= 0 && fsync(fd) < 0)
+		r = -errno;
+	if (r >= 0 && renameat(dfd, tmp, dfd, "record.json") < 0)
+		r = -errno;
+	if (r < 0) {
+		(void)unlinkat(dfd, tmp, 0);
+		return r;
+	}
+	if (fsync(dfd) < 0)
+		return -errno;
+	return 0;
+}

@@ -1,0 +1,794 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `warden run`: prepare, spawn, attest, supervise, tear down.
+ *
+ * The supervisor is single-threaded. Signals arrive through a signalfd, the worker's exit
+ * through its pidfd, the deadline through a timerfd, frames through the channel; one poll()
+ * loop waits on all four and no logic runs in a signal handler.
+ */
+#include <cap-ng.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <openssl/evp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/random.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/timerfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+#include "channel.h"
+#include "cleanup.h"
+#include "config.h"
+#include "log.h"
+#include "policy.h"
+#include "run.h"
+#include "sandbox.h"
+#include "supervisor.h"
+
+/* How long the worker may take to answer each handshake step. */
+#define HANDSHAKE_TIMEOUT_MS 10000
+/* After EXITED, how long the worker may take to exit. */
+#define WORKER_EXIT_TIMEOUT_MS 5000
+#define HOST_ID_LOCK_DIR "/run/warden/ids"
+
+DEFINE_CLEANUP(struct pol_policy *, pol_free)
+
+static const char *const reason_names[] = {
+	[SUP_REASON_EXITED] = "exited",
+	[SUP_REASON_SIGNALED] = "signaled",
+	[SUP_REASON_WALL_TIMEOUT] = "wall-timeout",
+	[SUP_REASON_CPU_LIMIT] = "cpu-limit",
+	[SUP_REASON_OOM] = "oom",
+	[SUP_REASON_PIDS_LIMIT] = "pids-limit",
+	[SUP_REASON_OUTPUT_CAP] = "output-cap",
+	[SUP_REASON_SETUP_FAILED] = "setup-failed",
+	[SUP_REASON_ATTESTATION_FAILED] = "attestation-failed",
+	[SUP_REASON_PROTOCOL_VIOLATION] = "protocol-violation",
+};
+
+const char *sup_reason_name(enum sup_reason r)
+{
+	return (size_t)r < ELEMENTSOF(reason_names) ? reason_names[r] : "unknown";
+}
+
+/* Everything a run holds; released by run_state_done() in one place. */
+struct run_state {
+	struct pol_policy *pol;
+	int workspace_fd;
+	int workspace_tree_fd;
+	int worker_fd;
+	int id_lock_fd;
+	int chan[2];   /* [0] supervisor, [1] worker */
+	int sync[2];   /* [0] supervisor, [1] child */
+	int pidfd;
+	pid_t pid;
+	bool reaped;
+	int sigfd;
+	int timerfd;
+	sigset_t old_mask;
+	bool mask_set;
+	struct sbx_cgroup cg;
+	struct sbx_seccomp_prog seccomp;
+	struct sbx_placeholder *placeholders;
+	size_t n_placeholders;
+	char **envp;
+	char **worker_argv;
+	struct sup_channel chan_state;
+};
+
+static void strv_free(char **v)
+{
+	for (size_t i = 0; v && v[i]; i++)
+		free(v[i]);
+	free(v);
+}
+
+static void close_fd(int *fd)
+{
+	if (*fd >= 0)
+		(void)close(*fd);
+	*fd = -1;
+}
+
+static void run_state_init(struct run_state *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->workspace_fd = st->workspace_tree_fd = st->worker_fd = st->id_lock_fd = -1;
+	st->chan[0] = st->chan[1] = st->sync[0] = st->sync[1] = -1;
+	st->pidfd = st->sigfd = st->timerfd = -1;
+	sbx_cgroup_init(&st->cg);
+}
+
+/* Kills the worker (and so its pid namespace) and reaps it. */
+static void kill_and_reap(struct run_state *st, int *out_status)
+{
+	if (st->pidfd < 0 || st->reaped)
+		return;
+	(void)syscall(SYS_pidfd_send_signal, st->pidfd, SIGKILL, NULL, 0);
+	siginfo_t si;
+	memset(&si, 0, sizeof(si));
+	while (waitid(P_PIDFD, (id_t)st->pidfd, &si, WEXITED) < 0 && errno == EINTR)
+		;
+	st->reaped = true;
+	if (out_status)
+		*out_status = si.si_status;
+}
+
+static void run_state_done(struct run_state *st, struct sup_run_result *res)
+{
+	kill_and_reap(st, NULL);
+	if (st->cg.version) {
+		int r = sbx_cgroup_kill(&st->cg);
+		res->cg_emptied = r == 0;
+		if (r < 0)
+			log_errno(r, "empty cgroup %s", st->cg.path[0]);
+		r = sbx_cgroup_destroy(&st->cg);
+		if (r < 0)
+			log_errno(r, "remove cgroup, ignoring");
+	}
+	if (st->n_placeholders || st->placeholders) {
+		int left = sbx_placeholders_remove(st->workspace_fd, st->placeholders,
+						   st->n_placeholders);
+		if (left > 0)
+			log_error("%d placeholder(s) in the workspace were changed and left in place",
+				  left);
+		st->placeholders = NULL;
+		st->n_placeholders = 0;
+	}
+	sup_channel_done(&st->chan_state);
+	sbx_seccomp_prog_done(&st->seccomp);
+	close_fd(&st->workspace_fd);
+	close_fd(&st->workspace_tree_fd);
+	close_fd(&st->worker_fd);
+	close_fd(&st->id_lock_fd);
+	for (int i = 0; i < 2; i++) {
+		close_fd(&st->chan[i]);
+		close_fd(&st->sync[i]);
+	}
+	close_fd(&st->pidfd);
+	close_fd(&st->sigfd);
+	close_fd(&st->timerfd);
+	if (st->mask_set)
+		(void)sigprocmask(SIG_SETMASK, &st->old_mask, NULL);
+	strv_free(st->envp);
+	strv_free(st->worker_argv);
+	st->pol = pol_free(st->pol);
+}
+
+static int setup_failed(struct sup_run_result *res, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int setup_failed(struct sup_run_result *res, int err, const char *fmt, ...)
+{
+	char what[200];
+	va_list ap;
+	va_start(ap, fmt);
+	(void)vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	if (err)
+		(void)snprintf(res->error, sizeof(res->error), "%s: %s", what, strerror(-err));
+	else
+		(void)snprintf(res->error, sizeof(res->error), "%s", what);
+	res->reason = SUP_REASON_SETUP_FAILED;
+	res->exit_code = SUP_EXIT_SETUP;
+	log_error("%s", res->error);
+	return SUP_EXIT_SETUP;
+}
+
+static void digest_hex(const void *buf, size_t len, char out[72])
+{
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int md_len = 0;
+	if (!EVP_Digest(buf, len, md, &md_len, EVP_sha256(), NULL)) {
+		(void)snprintf(out, 72, "unknown");
+		return;
+	}
+	int off = snprintf(out, 72, "sha256:");
+	for (unsigned i = 0; i < md_len && off + 2 < 72; i++)
+		off += snprintf(out + off, (size_t)(72 - off), "%02x", md[i]);
+}
+
+/* Host id allocation (privileged mode): one unique id per live sandbox, held by a lock. */
+static int allocate_host_id(const struct pol_policy *pol, int *out_lock, uint32_t *out_id)
+{
+	if (mkdir("/run/warden", 0700) < 0 && errno != EEXIST)
+		return -errno;
+	if (mkdir(HOST_ID_LOCK_DIR, 0700) < 0 && errno != EEXIST)
+		return -errno;
+	_cleanup_close_ int dir = open(HOST_ID_LOCK_DIR, O_PATH | O_DIRECTORY | O_NOFOLLOW |
+								 O_CLOEXEC);
+	if (dir < 0)
+		return -errno;
+	uint32_t start = 0;
+	if (getrandom(&start, sizeof(start), 0) != sizeof(start))
+		start = (uint32_t)getpid();
+	for (uint32_t i = 0; i < pol->host_id_count; i++) {
+		uint32_t id = pol->host_id_base + (start + i) % pol->host_id_count;
+		char name[16];
+		(void)snprintf(name, sizeof(name), "%u", id);
+		int fd = openat(dir, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd < 0)
+			return -errno;
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+			*out_lock = fd;
+			*out_id = id;
+			return 0;
+		}
+		int err = errno;
+		(void)close(fd);
+		if (err != EWOULDBLOCK)
+			return -err;
+	}
+	return -EUSERS;
+}
+
+/*
+ * Privilege is a fact about our capabilities in the initial user namespace, decided here
+ * once. It is never inferred from the effective uid.
+ */
+static bool decide_privileged(void)
+{
+	capng_get_caps_process();
+	bool caps = capng_have_capability(CAPNG_EFFECTIVE, CAP_SYS_ADMIN) &&
+		    capng_have_capability(CAPNG_EFFECTIVE, CAP_SETUID) &&
+		    capng_have_capability(CAPNG_EFFECTIVE, CAP_SETGID);
+	if (!caps)
+		return false;
+	char buf[128] = "";
+	_cleanup_fclose_ FILE *f = fopen("/proc/self/uid_map", "re");
+	if (!f || !fgets(buf, sizeof(buf), f))
+		return false;
+	unsigned a, b, c;
+	return sscanf(buf, "%u %u %u", &a, &b, &c) == 3 && a == 0 && b == 0 && c == UINT32_MAX;
+}
+
+static int strv_push(char ***v, size_t *n, const char *s)
+{
+	char *copy = strdup(s);
+	if (!copy)
+		return -ENOMEM;
+	char **grown = reallocarray(*v, *n + 2, sizeof(char *));
+	if (!grown) {
+		free(copy);
+		return -ENOMEM;
+	}
+	grown[(*n)++] = copy;
+	grown[*n] = NULL;
+	*v = grown;
+	return 0;
+}
+
+static bool env_has(char **v, size_t n, const char *name)
+{
+	size_t len = strlen(name);
+	for (size_t i = 0; i < n; i++)
+		if (strncmp(v[i], name, len) == 0 && v[i][len] == '=')
+			return true;
+	return false;
+}
+
+/* The sandbox environment: nothing from the host but what the policy names. */
+static int build_env(const struct pol_policy *pol, char ***out)
+{
+	char **v = NULL;
+	size_t n = 0;
+	char buf[PATH_MAX + 64];
+	int r = 0;
+	for (size_t i = 0; i < pol->n_env_set && r >= 0; i++)
+		r = strv_push(&v, &n, pol->env_set[i]);
+	for (size_t i = 0; i < pol->n_env_pass && r >= 0; i++) {
+		const char *val = secure_getenv(pol->env_pass[i]);
+		if (!val || env_has(v, n, pol->env_pass[i]))
+			continue;
+		(void)snprintf(buf, sizeof(buf), "%s=%s", pol->env_pass[i], val);
+		r = strv_push(&v, &n, buf);
+	}
+	const char *defaults[][2] = {
+		{ "PATH", "/usr/local/bin:/usr/bin:/bin" },
+		{ "HOME", NULL },
+		{ "USER", pol->user_name },
+		{ "LOGNAME", pol->user_name },
+		{ "TERM", "dumb" },
+		{ "LANG", "C.UTF-8" },
+	};
+	for (size_t i = 0; i < ELEMENTSOF(defaults) && r >= 0; i++) {
+		if (env_has(v, n, defaults[i][0]))
+			continue;
+		if (defaults[i][1])
+			(void)snprintf(buf, sizeof(buf), "%s=%s", defaults[i][0], defaults[i][1]);
+		else
+			(void)snprintf(buf, sizeof(buf), "HOME=/home/%s", pol->user_name);
+		r = strv_push(&v, &n, buf);
+	}
+	if (r < 0) {
+		strv_free(v);
+		return r;
+	}
+	*out = v;
+	return 0;
+}
+
+static int build_worker_argv(char **cmd, char ***out)
+{
+	char **v = NULL;
+	size_t n = 0;
+	int r = strv_push(&v, &n, "warden-worker");
+	for (size_t i = 0; cmd[i] && r >= 0; i++)
+		r = strv_push(&v, &n, cmd[i]);
+	if (r < 0) {
+		strv_free(v);
+		return r;
+	}
+	*out = v;
+	return 0;
+}
+
+static int arm_timer(int tfd, uint64_t ms)
+{
+	struct itimerspec its = { 0 };
+	its.it_value.tv_sec = (time_t)(ms / 1000);
+	its.it_value.tv_nsec = (long)(ms % 1000) * 1000000L;
+	if (ms == 0)
+		its.it_value.tv_nsec = 1; /* "now" rather than "disarm" */
+	if (timerfd_settime(tfd, 0, &its, NULL) < 0)
+		return -errno;
+	return 0;
+}
+
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+	(void)clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+enum loop_end {
+	END_WORKER_EXITED,   /* pidfd readable */
+	END_TIMEOUT,
+	END_SIGNAL,
+	END_VIOLATION,
+	END_CHANNEL_CLOSED,
+	END_STAGE,           /* the awaited channel state was reached */
+};
+
+/*
+ * Waits until the channel reaches state `until` (or, with until = -1, until the worker exits),
+ * a deadline passes (deadline_ms from the monotonic clock, 0 = none, on top of the wall
+ * timerfd), a terminating signal arrives, or the worker misbehaves.
+ */
+static enum loop_end event_loop(struct run_state *st, int until, uint64_t deadline_ms,
+				int *out_signal)
+{
+	for (;;) {
+		if (until >= 0 && (int)st->chan_state.state >= until)
+			return END_STAGE;
+		int timeout = -1;
+		if (deadline_ms) {
+			uint64_t now = mono_ms();
+			if (now >= deadline_ms)
+				return END_VIOLATION;
+			timeout = (int)(deadline_ms - now);
+		}
+		struct pollfd pfd[4] = {
+			{ .fd = st->sigfd, .events = POLLIN },
+			{ .fd = st->timerfd, .events = POLLIN },
+			{ .fd = st->chan[0], .events = POLLIN },
+			{ .fd = st->pidfd, .events = POLLIN },
+		};
+		int n = poll(pfd, 4, timeout);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return END_VIOLATION;
+		if (n == 0) {
+			sup_channel_violation(&st->chan_state, -1, "worker silent past its deadline");
+			return END_VIOLATION;
+		}
+		if (pfd[0].revents & POLLIN) {
+			struct signalfd_siginfo si;
+			if (read(st->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si) &&
+			    si.ssi_signo != SIGCHLD) {
+				*out_signal = (int)si.ssi_signo;
+				return END_SIGNAL;
+			}
+		}
+		if (pfd[1].revents & POLLIN)
+			return END_TIMEOUT;
+		if (pfd[2].revents & (POLLIN | POLLHUP | POLLERR)) {
+			int r = sup_channel_recv(&st->chan_state);
+			if (r == -ECONNRESET || r == -EAGAIN) {
+				if (r == -ECONNRESET) {
+					/* Closed: only fine once the worker is exiting. */
+					if (until < 0 || st->chan_state.state == SUP_CHAN_DONE)
+						return END_CHANNEL_CLOSED;
+					sup_channel_violation(&st->chan_state, -1,
+							      "worker closed the channel early");
+					return END_VIOLATION;
+				}
+			} else if (r < 0) {
+				return END_VIOLATION;
+			}
+			continue;
+		}
+		if (pfd[3].revents & POLLIN)
+			return END_WORKER_EXITED;
+	}
+}
+
+static void note_violation(struct sup_run_result *res, const struct sup_channel *ch)
+{
+	res->violated = true;
+	res->violation_frame = ch->violation_frame;
+	res->violation_type = ch->violation_type;
+	(void)snprintf(res->violation_reason, sizeof(res->violation_reason), "%s",
+		       ch->violation_reason);
+	res->reason = SUP_REASON_PROTOCOL_VIOLATION;
+	res->exit_code = SUP_EXIT_VIOLATION;
+	(void)snprintf(res->error, sizeof(res->error), "protocol violation at frame %" PRIu64
+		       " (%s): %s", ch->violation_frame,
+		       ch->violation_type >= 0 ? sup_frame_name(ch->violation_type) : "undecoded",
+		       ch->violation_reason);
+	log_error("%s; the sandbox was killed", res->error);
+}
+
+/* Maps the command's end, the limits and the cgroup's counters to a reason and exit code. */
+static void classify(struct sup_run_result *res)
+{
+	const struct wire_exited *e = &res->exited;
+	switch ((enum wire_exit_how)e->how) {
+	case WIRE_EXIT_NOT_FOUND:
+		res->reason = SUP_REASON_EXITED;
+		res->exit_code = SUP_EXIT_NOT_FOUND;
+		res->status = SUP_EXIT_NOT_FOUND;
+		(void)snprintf(res->error, sizeof(res->error), "%s: command not found",
+			       strerror(e->code));
+		return;
+	case WIRE_EXIT_NOT_EXEC:
+		res->reason = SUP_REASON_EXITED;
+		res->exit_code = SUP_EXIT_NOT_EXEC;
+		res->status = SUP_EXIT_NOT_EXEC;
+		(void)snprintf(res->error, sizeof(res->error), "command could not be executed: %s",
+			       strerror(e->code));
+		return;
+	case WIRE_EXIT_SIGNAL:
+		res->reason = SUP_REASON_SIGNALED;
+		res->signal = e->code;
+		res->exit_code = 128 + e->code;
+		if (e->code == SIGKILL && res->have_cg && res->cg.oom_kills > 0)
+			res->reason = SUP_REASON_OOM;
+		else if (e->code == SIGXCPU)
+			res->reason = SUP_REASON_CPU_LIMIT;
+		else if (e->code == SIGXFSZ)
+			res->reason = SUP_REASON_SIGNALED;
+		if (res->reason == SUP_REASON_SIGNALED && res->have_cg && res->cg.pids_max_events)
+			res->reason = SUP_REASON_PIDS_LIMIT;
+		return;
+	case WIRE_EXIT_CODE:
+		res->reason = SUP_REASON_EXITED;
+		res->status = e->code;
+		res->exit_code = e->code;
+		if (e->code != 0 && res->have_cg && res->cg.pids_max_events)
+			res->reason = SUP_REASON_PIDS_LIMIT;
+		return;
+	}
+}
+
+static int resolve_worker(char *out, size_t len)
+{
+	/* In the build tree, use the worker built beside us; installed, the libexec one. */
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n > 0) {
+		exe[n] = '\0';
+		char *slash = strrchr(exe, '/');
+		if (slash) {
+			*slash = '\0';
+			if (strcmp(exe, WARDEN_BUILD_DIR) == 0) {
+				(void)snprintf(out, len, "%s", WARDEN_BUILD_WORKER);
+				return 0;
+			}
+		}
+	}
+	(void)snprintf(out, len, "%s/warden-worker", WARDEN_LIBEXECDIR);
+	return 0;
+}
+
+static int prepare(struct run_state *st, const struct sup_run_opts *opts,
+		   struct sup_run_result *res)
+{
+	int r;
+	/* Policy */
+	struct pol_diag diag;
+	_cleanup_free_ char *text = NULL;
+	size_t text_len = 0;
+	r = sup_load_policy(opts->policy_path, &st->pol, &text, &text_len, &diag);
+	if (r < 0) {
+		if (r == -EINVAL)
+			return setup_failed(res, 0, "%s:%u:%u: %s", diag.file, diag.line,
+					    diag.column, diag.message);
+		return setup_failed(res, r, "load policy %s", opts->policy_path);
+	}
+	(void)snprintf(res->policy_source, sizeof(res->policy_source), "%s",
+		       opts->policy_path ? opts->policy_path : "<default>");
+	digest_hex(text, text_len, res->policy_digest);
+	res->unsafe = st->pol->unsafe;
+	if (opts->timeout_set)
+		st->pol->wall_ms = opts->timeout_ms;
+
+	if (getuid() != geteuid() || getgid() != getegid())
+		return setup_failed(res, 0, "warden must not be installed set-uid or set-gid");
+	res->privileged = decide_privileged();
+
+	/* Workspace */
+	const char *ws = opts->workspace ? opts->workspace : ".";
+	st->workspace_fd = open(ws, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (st->workspace_fd < 0)
+		return setup_failed(res, -errno, "open workspace '%s'", ws);
+	struct stat ws_st;
+	if (fstat(st->workspace_fd, &ws_st) < 0)
+		return setup_failed(res, -errno, "stat workspace '%s'", ws);
+
+	/* Ids */
+	if (res->privileged) {
+		uint32_t id = 0;
+		r = allocate_host_id(st->pol, &st->id_lock_fd, &id);
+		if (r < 0)
+			return setup_failed(res, r, "allocate a host uid/gid from %u..%u",
+					    st->pol->host_id_base,
+					    st->pol->host_id_base + st->pol->host_id_count - 1);
+		res->host_uid = res->host_gid = id;
+	} else {
+		res->host_uid = getuid();
+		res->host_gid = getgid();
+	}
+
+	/* Workspace: placeholders for missing protected paths, then the idmapped view. */
+	r = sbx_placeholders_create(st->workspace_fd, st->pol, &st->placeholders,
+				    &st->n_placeholders);
+	if (r < 0)
+		return setup_failed(res, r, "protect workspace paths");
+	res->placeholders = st->n_placeholders;
+	if (res->privileged) {
+		r = sbx_idmap_workspace(st->workspace_fd, ws_st.st_uid, ws_st.st_gid, res->host_uid,
+					res->host_gid);
+		if (r < 0)
+			return setup_failed(res, r, "make an idmapped mount of the workspace");
+		st->workspace_tree_fd = r;
+	}
+
+	/* cgroup */
+	char cg_name[64];
+	uint32_t rnd = 0;
+	if (getrandom(&rnd, sizeof(rnd), GRND_NONBLOCK) != sizeof(rnd))
+		rnd = (uint32_t)mono_ms();
+	(void)snprintf(cg_name, sizeof(cg_name), "warden-%d-%08x", (int)getpid(), rnd);
+	const char *what = "";
+	r = sbx_cgroup_create(&st->cg, cg_name, st->pol, &what);
+	if (r < 0) {
+		if (!(st->pol->unsafe & POL_UNSAFE_NO_CGROUP))
+			return setup_failed(res, r, "cgroup: %s (the policy may opt out with "
+					    "'unsafe: [no-cgroup]')", what);
+		log_info("no cgroup (%s: %s); running without one as the policy allows",
+			 what, strerror(-r));
+	}
+	res->cg_version = st->cg.version;
+
+	/* seccomp: compiled here once, only installed in the child. */
+	r = sbx_seccomp_build(st->pol, &st->seccomp);
+	if (r < 0)
+		return setup_failed(res, r, "compile the seccomp filter");
+
+	char worker[PATH_MAX];
+	(void)resolve_worker(worker, sizeof(worker));
+	st->worker_fd = open(worker, O_PATH | O_CLOEXEC);
+	if (st->worker_fd < 0)
+		return setup_failed(res, -errno, "open the worker '%s'", worker);
+
+	r = build_env(st->pol, &st->envp);
+	if (r >= 0)
+		r = build_worker_argv(opts->argv, &st->worker_argv);
+	if (r < 0)
+		return setup_failed(res, r, "build the sandbox environment");
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, st->chan) < 0 ||
+	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, st->sync) < 0)
+		return setup_failed(res, -errno, "create the worker channel");
+
+	sigset_t mask;
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGCHLD);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGQUIT);
+	if (sigprocmask(SIG_BLOCK, &mask, &st->old_mask) < 0)
+		return setup_failed(res, -errno, "block signals");
+	st->mask_set = true;
+	st->sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	st->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (st->sigfd < 0 || st->timerfd < 0)
+		return setup_failed(res, -errno, "create the event sources");
+	return 0;
+}
+
+static int spawn_and_attest(struct run_state *st, struct sup_run_result *res)
+{
+	struct sbx_config cfg = {
+		.pol = st->pol,
+		.privileged = res->privileged,
+		.host_uid = res->host_uid,
+		.host_gid = res->host_gid,
+		.workspace_fd = st->workspace_fd,
+		.workspace_tree_fd = st->workspace_tree_fd,
+		.worker_fd = st->worker_fd,
+		.channel_fd = st->chan[1],
+		.sync_fd = st->sync[1],
+		.seccomp = &st->seccomp,
+		.worker_argv = st->worker_argv,
+		.envp = st->envp,
+		.old_mask = &st->old_mask,
+		.placeholders = st->placeholders,
+		.n_placeholders = st->n_placeholders,
+	};
+	int r = sbx_spawn(&cfg, &st->pid, &st->pidfd);
+	if (r < 0)
+		return setup_failed(res, r, "create the sandbox namespaces");
+	close_fd(&st->chan[1]);
+	close_fd(&st->sync[1]);
+
+	r = sbx_write_id_maps(&cfg, st->pid);
+	if (r < 0)
+		return setup_failed(res, r, "write the uid/gid maps");
+	if (st->cg.version) {
+		r = sbx_cgroup_attach(&st->cg, st->pid);
+		if (r < 0)
+			return setup_failed(res, r, "move the sandbox into its cgroup");
+	}
+	struct sbx_failure fail;
+	r = sbx_release_child(st->sync[0], &fail);
+	if (r == -EIO)
+		return setup_failed(res, fail.err, "sandbox setup failed: %s", fail.step);
+	if (r < 0)
+		return setup_failed(res, r, "sandbox setup failed");
+	close_fd(&st->sync[0]);
+
+	/* Wall clock starts now: everything after this is the sandbox's time. */
+	if (st->pol->wall_ms) {
+		r = arm_timer(st->timerfd, st->pol->wall_ms);
+		if (r < 0)
+			return setup_failed(res, r, "arm the wall-clock timer");
+	}
+
+	r = sup_channel_start(&st->chan_state, st->chan[0]);
+	if (r < 0)
+		return setup_failed(res, r, "start the worker channel");
+	return 0;
+}
+
+static int finish_signal(struct sup_run_result *res, int sig)
+{
+	res->reason = SUP_REASON_SIGNALED;
+	res->signal = sig;
+	res->exit_code = 128 + sig;
+	(void)snprintf(res->error, sizeof(res->error), "warden received signal %d (%s); the "
+		       "sandbox was killed", sig, strsignal(sig));
+	log_error("%s", res->error);
+	return res->exit_code;
+}
+
+static int finish_timeout(struct sup_run_result *res, uint64_t ms)
+{
+	res->reason = SUP_REASON_WALL_TIMEOUT;
+	res->exit_code = SUP_EXIT_TIMEOUT;
+	res->signal = SIGKILL;
+	(void)snprintf(res->error, sizeof(res->error), "wall-clock limit of %" PRIu64
+		       " ms reached; the sandbox was killed", ms);
+	log_info("%s", res->error);
+	return SUP_EXIT_TIMEOUT;
+}
+
+static int supervise(struct run_state *st, struct sup_run_result *res)
+{
+	int sig = 0;
+	enum loop_end end;
+
+	/* Handshake: HELLO within the deadline, then the kernel's word on the worker. */
+	end = event_loop(st, SUP_CHAN_ATTESTED, mono_ms() + HANDSHAKE_TIMEOUT_MS, &sig);
+	if (end != END_STAGE)
+		goto ended;
+	int r = sup_check_identity(st->pid, res->host_uid, res->host_gid, st->pol->uid,
+				   st->pol->gid, &st->chan_state.claimed, &res->identity);
+	if (r < 0) {
+		res->reason = SUP_REASON_ATTESTATION_FAILED;
+		res->exit_code = SUP_EXIT_VIOLATION;
+		if (r == -EPERM)
+			(void)snprintf(res->error, sizeof(res->error), "attestation failed: %s",
+				       res->identity.failure);
+		else
+			(void)snprintf(res->error, sizeof(res->error),
+				       "attestation failed: cannot read the worker's identity: %s",
+				       strerror(-r));
+		log_error("%s; the sandbox was killed", res->error);
+		return res->exit_code;
+	}
+	r = sup_channel_send_go(&st->chan_state);
+	if (r < 0)
+		return setup_failed(res, r, "send GO to the worker");
+
+	end = event_loop(st, SUP_CHAN_DONE, 0, &sig);
+	if (end == END_STAGE) {
+		/* EXITED arrived: the worker exits next, taking the namespace with it. */
+		end = event_loop(st, -1, mono_ms() + WORKER_EXIT_TIMEOUT_MS, &sig);
+		if (end == END_CHANNEL_CLOSED || end == END_WORKER_EXITED || end == END_VIOLATION) {
+			res->have_exited = true;
+			res->exited = st->chan_state.exited;
+			return 0;
+		}
+	}
+ended:
+	switch (end) {
+	case END_SIGNAL:
+		return finish_signal(res, sig);
+	case END_TIMEOUT:
+		return finish_timeout(res, st->pol->wall_ms);
+	case END_VIOLATION:
+		note_violation(res, &st->chan_state);
+		return res->exit_code;
+	case END_WORKER_EXITED:
+	case END_CHANNEL_CLOSED:
+	case END_STAGE:
+		break;
+	}
+	/* The worker died or closed the channel before reporting: a violation. */
+	sup_channel_violation(&st->chan_state, -1, "worker ended before reporting the command's end");
+	note_violation(res, &st->chan_state);
+	return res->exit_code;
+}
+
+int sup_run(const struct sup_run_opts *opts, struct sup_run_result *res)
+{
+	struct run_state st;
+	memset(res, 0, sizeof(*res));
+	res->violation_type = -1;
+	(void)clock_gettime(CLOCK_REALTIME, &res->started_real);
+	uint64_t t0 = mono_ms();
+	run_state_init(&st);
+
+	int code = prepare(&st, opts, res);
+	if (code == 0)
+		code = spawn_and_attest(&st, res);
+	if (code == 0) {
+		code = supervise(&st, res);
+		if (code == 0 && res->have_exited)
+			code = -1; /* classify below, once the cgroup has been read */
+	}
+
+	/* Tear down: kill, verify empty, read the counters, remove. */
+	kill_and_reap(&st, NULL);
+	if (st.cg.version) {
+		int r = sbx_cgroup_kill(&st.cg);
+		res->cg_emptied = r == 0;
+		res->have_cg = sbx_cgroup_stats(&st.cg, &res->cg) == 0;
+	}
+	if (code == -1) {
+		classify(res);
+		code = res->exit_code;
+	}
+	run_state_done(&st, res);
+	(void)clock_gettime(CLOCK_REALTIME, &res->ended_real);
+	res->duration_ms = mono_ms() - t0;
+	res->exit_code = code;
+	return code;
+}

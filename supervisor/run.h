@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `warden run`: one command in one sandbox, and what became of it.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "cgroup.h"
+#include "identity.h"
+#include "wire.h"
+
+/* Exit codes of `warden run` (see --help and docs/run.md). */
+#define SUP_EXIT_TIMEOUT 124     /* the wall-clock limit killed the command */
+#define SUP_EXIT_SETUP 125       /* warden failed before the command started */
+#define SUP_EXIT_NOT_EXEC 126    /* the command was found but could not be executed */
+#define SUP_EXIT_NOT_FOUND 127   /* the command was not found inside the sandbox */
+#define SUP_EXIT_VIOLATION 123   /* the sandbox broke the protocol or failed attestation */
+
+/* Why a run ended: a closed set, documented in docs/run.md and written to records. */
+enum sup_reason {
+	SUP_REASON_EXITED,
+	SUP_REASON_SIGNALED,
+	SUP_REASON_WALL_TIMEOUT,
+	SUP_REASON_CPU_LIMIT,
+	SUP_REASON_OOM,
+	SUP_REASON_PIDS_LIMIT,
+	SUP_REASON_OUTPUT_CAP,
+	SUP_REASON_SETUP_FAILED,
+	SUP_REASON_ATTESTATION_FAILED,
+	SUP_REASON_PROTOCOL_VIOLATION,
+};
+
+const char *sup_reason_name(enum sup_reason r);
+
+struct sup_run_opts {
+	const char *policy_path;  /* NULL: the embedded default */
+	const char *workspace;    /* NULL: the current directory */
+	const char *record_dir;   /* NULL: no record */
+	uint64_t timeout_ms;      /* 0: the policy's wall limit */
+	bool timeout_set;
+	char **argv;              /* the command, NULL-terminated */
+};
+
+struct sup_run_result {
+	enum sup_reason reason;
+	int exit_code;                 /* what warden exits with */
+	int status;                    /* exit status, when reason is exited */
+	int signal;                    /* signal number, when signaled (or by a limit) */
+	char error[256];               /* setup failure or violation, human-readable */
+
+	bool have_exited;
+	struct wire_exited exited;     /* the worker's report of the command */
+	bool have_cg;
+	struct sbx_cg_stats cg;
+	int cg_version;                /* 0 when no cgroup was used */
+	bool cg_emptied;               /* the cgroup was verified empty at the end */
+
+	bool privileged;
+	uint32_t host_uid, host_gid;
+	struct sup_identity identity;
+
+	bool violated;
+	uint64_t violation_frame;
+	int violation_type;
+	char violation_reason[160];
+
+	char policy_source[256];
+	char policy_digest[72];        /* "sha256:" + 64 hex */
+	uint32_t unsafe;               /* the policy's opted-in weakenings */
+	char **weakenings;             /* recorded weakenings actually taken, NULL-terminated */
+
+	struct timespec started_real, ended_real;
+	uint64_t duration_ms;          /* from the monotonic clock */
+	uint64_t placeholders;         /* protected paths covered by a placeholder */
+};
+
+/* Runs opts->argv in a sandbox. Always fills *res; returns the exit code to use. */
+int sup_run(const struct sup_run_opts *opts, struct sup_run_result *res);
+
+/*
+ * Writes res as DIR/record.json atomically (temporary file, fsync, rename, fsync of DIR).
+ * DIR is created if missing; a symlinked DIR or record is refused. Returns 0 or -errno.
+ */
+int sup_record_write(const char *dir, const struct sup_run_opts *opts,
+		     const struct sup_run_result *res);

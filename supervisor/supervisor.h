@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Commands and helpers shared inside supervisor/.
+ */
+#pragma once
+
+#include <stddef.h>
+
+#include "policy.h"
+
+/*
+ * Loads a policy: path NULL or "default" means the embedded default. Reads at most
+ * POL_MAX_INPUT_BYTES from a regular file. On success stores the policy and a copy of its
+ * source text (for the digest) and returns 0. Returns -EINVAL with *diag filled for a bad
+ * policy, or another -errno (diag->message says what) for an unreadable file.
+ */
+int sup_load_policy(const char *path, struct pol_policy **out, char **out_text,
+		    size_t *out_len, struct pol_diag *diag);
+
+int sup_cmd_run(int argc, char **argv);
+int sup_cmd_policy(int argc, char **argv);

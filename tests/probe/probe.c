@@ -1,0 +1,300 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * probe: a static, unsanitized helper that runs inside the sandbox, attempts one thing, and
+ * prints what happened as one line "OK ..." or "ERR <errno name> <errno>". It never decides
+ * whether the result is good: the test that ran it does.
+ *
+ *   probe status                  print the Cap*, NoNewPrivs, Seccomp*, Uid, Gid lines
+ *   probe open PATH               open(PATH, O_RDONLY)
+ *   probe write PATH              create PATH and write a byte
+ *   probe mkdir PATH              mkdir(PATH)
+ *   probe rename FROM TO          rename(FROM, TO)
+ *   probe connect ADDR PORT       TCP connect to an IPv4 address
+ *   probe udp ADDR PORT           send one UDP datagram to an IPv4 address
+ *   probe kill PID SIG            kill(PID, SIG)
+ *   probe fds                     list open fds (from /proc/self/fd)
+ *   probe env                     print the environment, one per line
+ *   probe pids                    list the pids visible in /proc
+ *   probe forkbomb N              fork up to N sleeping children; print how many succeeded
+ *   probe membomb MIB             allocate and touch MIB MiB; print how many were touched
+ *   probe daemon                  double-fork a child that sleeps 60 s, print its pid
+ *   probe tiocsti                 ioctl(0, TIOCSTI, "x")
+ *   probe syscall NAME            try a forbidden syscall: ptrace, mount, unshare-user,
+ *                                 unshare-net, clone-newuser, chroot, pivot_root, setns,
+ *                                 bpf, perf_event_open, keyctl, userfaultfd, io_uring_setup,
+ *                                 kexec_load, init_module, reboot, swapon, acct,
+ *                                 settimeofday, open_by_handle_at, mknod, socket-packet,
+ *                                 socket-netlink, clone3, personality
+ *   probe exit N                  exit with status N
+ *   probe signal SIG              kill itself with SIG
+ *   probe sleep SECONDS           sleep
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/sched.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/personality.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static int report(long r)
+{
+	if (r < 0) {
+		int e = errno;
+		printf("ERR %s %d\n", strerrorname_np(e) ? strerrorname_np(e) : "?", e);
+		return 1;
+	}
+	printf("OK %ld\n", r);
+	return 0;
+}
+
+static int cmd_status(void)
+{
+	FILE *f = fopen("/proc/self/status", "re");
+	if (!f)
+		return report(-1);
+	char line[512];
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "Cap", 3) || !strncmp(line, "NoNewPrivs", 10) ||
+		    !strncmp(line, "Seccomp", 7) || !strncmp(line, "Uid", 3) ||
+		    !strncmp(line, "Gid", 3) || !strncmp(line, "Groups", 6) ||
+		    !strncmp(line, "NSpid", 5))
+			fputs(line, stdout);
+	}
+	fclose(f);
+	return 0;
+}
+
+static int cmd_connect(const char *addr, const char *port, int type)
+{
+	int fd = socket(AF_INET, type | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return report(-1);
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(port)) };
+	if (inet_pton(AF_INET, addr, &sa.sin_addr) != 1) {
+		errno = EINVAL;
+		return report(-1);
+	}
+	if (type == SOCK_DGRAM) {
+		ssize_t n = sendto(fd, "x", 1, 0, (struct sockaddr *)&sa, sizeof(sa));
+		return report(n);
+	}
+	return report(connect(fd, (struct sockaddr *)&sa, sizeof(sa)));
+}
+
+static int list_dir(const char *path, int numeric_only)
+{
+	DIR *d = opendir(path);
+	if (!d)
+		return report(-1);
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		if (numeric_only && (de->d_name[0] < '0' || de->d_name[0] > '9'))
+			continue;
+		if (!numeric_only && atoi(de->d_name) == dirfd(d))
+			continue;
+		printf("%s\n", de->d_name);
+	}
+	closedir(d);
+	return 0;
+}
+
+static int cmd_forkbomb(long n)
+{
+	long ok = 0;
+	for (long i = 0; i < n; i++) {
+		pid_t p = fork();
+		if (p < 0)
+			break;
+		if (p == 0) {
+			sleep(30);
+			_exit(0);
+		}
+		ok++;
+	}
+	printf("FORKED %ld\n", ok);
+	fflush(stdout);
+	signal(SIGTERM, SIG_IGN);
+	kill(0, SIGKILL);
+	return 0;
+}
+
+static int cmd_membomb(long mib)
+{
+	long touched = 0;
+	for (long i = 0; i < mib; i++) {
+		char *p = mmap(NULL, 1 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			       -1, 0);
+		if (p == MAP_FAILED)
+			break;
+		memset(p, 0xa5, 1 << 20);
+		touched++;
+		if (touched % 64 == 0) {
+			printf("TOUCHED %ld\n", touched);
+			fflush(stdout);
+		}
+	}
+	printf("TOUCHED %ld\n", touched);
+	return 0;
+}
+
+static long try_syscall(const char *name)
+{
+	if (!strcmp(name, "ptrace"))
+		return syscall(SYS_ptrace, 16 /* PTRACE_ATTACH */, 1, 0, 0);
+	if (!strcmp(name, "mount"))
+		return mount("none", "/tmp", "tmpfs", 0, NULL);
+	if (!strcmp(name, "unshare-user"))
+		return unshare(CLONE_NEWUSER);
+	if (!strcmp(name, "unshare-net"))
+		return unshare(CLONE_NEWNET);
+	if (!strcmp(name, "clone-newuser")) {
+		long r = syscall(SYS_clone, CLONE_NEWUSER | SIGCHLD, 0, 0, 0, 0);
+		if (r == 0)
+			_exit(0);
+		return r;
+	}
+	if (!strcmp(name, "clone3")) {
+		struct clone_args a = { .exit_signal = SIGCHLD };
+		long r = syscall(SYS_clone3, &a, sizeof(a));
+		if (r == 0)
+			_exit(0);
+		return r;
+	}
+	if (!strcmp(name, "chroot"))
+		return chroot("/tmp");
+	if (!strcmp(name, "pivot_root"))
+		return syscall(SYS_pivot_root, "/tmp", "/tmp");
+	if (!strcmp(name, "setns")) {
+		int fd = open("/proc/self/ns/user", O_RDONLY);
+		return fd < 0 ? fd : setns(fd, 0);
+	}
+	if (!strcmp(name, "bpf"))
+		return syscall(SYS_bpf, 0, NULL, 0);
+	if (!strcmp(name, "perf_event_open"))
+		return syscall(SYS_perf_event_open, NULL, 0, -1, -1, 0);
+	if (!strcmp(name, "keyctl"))
+		return syscall(SYS_keyctl, 0, 0, 0, 0, 0);
+	if (!strcmp(name, "userfaultfd"))
+		return syscall(SYS_userfaultfd, 0);
+	if (!strcmp(name, "io_uring_setup"))
+		return syscall(SYS_io_uring_setup, 1, NULL);
+	if (!strcmp(name, "kexec_load"))
+		return syscall(SYS_kexec_load, 0, 0, NULL, 0);
+	if (!strcmp(name, "init_module"))
+		return syscall(SYS_init_module, NULL, 0, "");
+	if (!strcmp(name, "reboot"))
+		return syscall(SYS_reboot, 0, 0, 0, NULL);
+	if (!strcmp(name, "swapon"))
+		return syscall(SYS_swapon, "/tmp/x", 0);
+	if (!strcmp(name, "acct"))
+		return syscall(SYS_acct, NULL);
+	if (!strcmp(name, "settimeofday")) {
+		struct timeval tv = { 0 };
+		return settimeofday(&tv, NULL);
+	}
+	if (!strcmp(name, "open_by_handle_at"))
+		return syscall(SYS_open_by_handle_at, AT_FDCWD, NULL, 0);
+	if (!strcmp(name, "mknod"))
+		return mknod("/tmp/node", S_IFCHR | 0600, makedev(1, 3));
+	if (!strcmp(name, "socket-packet"))
+		return socket(AF_PACKET, SOCK_RAW, 0);
+	if (!strcmp(name, "socket-netlink"))
+		return socket(AF_NETLINK, SOCK_RAW, 0);
+	if (!strcmp(name, "personality"))
+		return personality(READ_IMPLIES_EXEC);
+	errno = EINVAL;
+	return -1;
+}
+
+int main(int argc, char **argv)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc < 2)
+		return 2;
+	const char *c = argv[1];
+	if (!strcmp(c, "status"))
+		return cmd_status();
+	if (!strcmp(c, "open") && argc == 3)
+		return report(open(argv[2], O_RDONLY | O_CLOEXEC));
+	if (!strcmp(c, "write") && argc == 3) {
+		int fd = open(argv[2], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (fd < 0)
+			return report(-1);
+		return report(write(fd, "x", 1));
+	}
+	if (!strcmp(c, "mkdir") && argc == 3)
+		return report(mkdir(argv[2], 0755));
+	if (!strcmp(c, "rename") && argc == 4)
+		return report(rename(argv[2], argv[3]));
+	if (!strcmp(c, "connect") && argc == 4)
+		return cmd_connect(argv[2], argv[3], SOCK_STREAM);
+	if (!strcmp(c, "udp") && argc == 4)
+		return cmd_connect(argv[2], argv[3], SOCK_DGRAM);
+	if (!strcmp(c, "kill") && argc == 4)
+		return report(kill(atoi(argv[2]), atoi(argv[3])));
+	if (!strcmp(c, "fds"))
+		return list_dir("/proc/self/fd", 0);
+	if (!strcmp(c, "env")) {
+		extern char **environ;
+		for (char **e = environ; *e; e++)
+			printf("%s\n", *e);
+		return 0;
+	}
+	if (!strcmp(c, "pids"))
+		return list_dir("/proc", 1);
+	if (!strcmp(c, "forkbomb") && argc == 3)
+		return cmd_forkbomb(atol(argv[2]));
+	if (!strcmp(c, "membomb") && argc == 3)
+		return cmd_membomb(atol(argv[2]));
+	if (!strcmp(c, "daemon")) {
+		pid_t p = fork();
+		if (p == 0) {
+			setsid();
+			if (fork() == 0) {
+				printf("DAEMON %d\n", getpid());
+				fflush(stdout);
+				sleep(60);
+			}
+			_exit(0);
+		}
+		waitpid(p, NULL, 0);
+		usleep(100000);
+		return 0;
+	}
+	if (!strcmp(c, "tiocsti")) {
+		char ch = 'x';
+		return report(ioctl(0, TIOCSTI, &ch));
+	}
+	if (!strcmp(c, "syscall") && argc == 3)
+		return report(try_syscall(argv[2]));
+	if (!strcmp(c, "exit") && argc == 3)
+		return atoi(argv[2]);
+	if (!strcmp(c, "signal") && argc == 3) {
+		signal(atoi(argv[2]), SIG_DFL);
+		raise(atoi(argv[2]));
+		return 0;
+	}
+	if (!strcmp(c, "sleep") && argc == 3) {
+		sleep((unsigned)atoi(argv[2]));
+		return 0;
+	}
+	return 2;
+}

@@ -1,0 +1,827 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Unit tests for sandbox/seccomp.c: the filter is compiled to classic BPF and run in the
+ * simulator (bpf-sim.c) against an (arch, syscall, args) verdict table. Nothing is loaded
+ * into the kernel here; the live check belongs in tests/priv/.
+ */
+#include <errno.h>
+#include <linux/audit.h>
+#include <linux/sched.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/personality.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "bpf-sim.h"
+#include "cleanup.h"
+#include "policy.h"
+#include "sbx-seccomp.h"
+
+#if defined(__x86_64__)
+#define NATIVE_ARCH AUDIT_ARCH_X86_64
+#define FOREIGN_ARCH AUDIT_ARCH_I386 /* the compat ABI: int 0x80 from a 64-bit task */
+#define FOREIGN_NR_READ 3
+#elif defined(__aarch64__)
+#define NATIVE_ARCH AUDIT_ARCH_AARCH64
+#define FOREIGN_ARCH AUDIT_ARCH_ARM
+#define FOREIGN_NR_READ 3
+#else
+#error "test-seccomp: add this architecture's audit token"
+#endif
+
+#define ACT_ALLOW SECCOMP_RET_ALLOW
+#define ACT_KILL SECCOMP_RET_KILL_PROCESS
+#define ACT_ERRNO(e) (SECCOMP_RET_ERRNO | ((uint32_t)(e) & SECCOMP_RET_DATA))
+
+#define NS_CLONE \
+	(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWUTS | \
+	 CLONE_NEWIPC | CLONE_NEWCGROUP)
+
+/* Programs shared by the tests that use the unmodified default policy. */
+struct fixture {
+	struct sbx_seccomp_prog errno_mode;
+	struct sbx_seccomp_prog kill_mode;
+};
+
+static int group_setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+	struct pol_policy pol;
+
+	if (!f)
+		return -1;
+	memset(&pol, 0, sizeof(pol));
+	pol.seccomp_default = POL_SECCOMP_ERRNO;
+	if (sbx_seccomp_build(&pol, &f->errno_mode) < 0)
+		goto fail;
+	pol.seccomp_default = POL_SECCOMP_KILL;
+	if (sbx_seccomp_build(&pol, &f->kill_mode) < 0)
+		goto fail;
+	*state = f;
+	return 0;
+fail:
+	sbx_seccomp_prog_done(&f->errno_mode);
+	sbx_seccomp_prog_done(&f->kill_mode);
+	free(f);
+	return -1;
+}
+
+static int group_teardown(void **state)
+{
+	struct fixture *f = *state;
+
+	sbx_seccomp_prog_done(&f->errno_mode);
+	sbx_seccomp_prog_done(&f->kill_mode);
+	free(f);
+	return 0;
+}
+
+/* Runs prog in the simulator for one call; fails the test if the simulator rejects it. */
+static uint32_t verdict_arch(const struct sbx_seccomp_prog *prog, uint32_t arch, int nr,
+			     uint64_t a0, uint64_t a1)
+{
+	struct seccomp_data d;
+	uint32_t action = 0xdeadbeefu;
+
+	memset(&d, 0, sizeof(d));
+	d.nr = nr;
+	d.arch = arch;
+	d.instruction_pointer = 0x401000;
+	d.args[0] = a0;
+	d.args[1] = a1;
+	assert_int_equal(bpf_sim_run(prog->insns, prog->n_insns, &d, &action), 0);
+	return action;
+}
+
+static uint32_t verdict(const struct sbx_seccomp_prog *prog, int nr, uint64_t a0, uint64_t a1)
+{
+	return verdict_arch(prog, NATIVE_ARCH, nr, a0, a1);
+}
+
+static const struct sbx_seccomp_prog *errno_prog(void **state)
+{
+	return &((struct fixture *)*state)->errno_mode;
+}
+
+static const struct sbx_seccomp_prog *kill_prog(void **state)
+{
+	return &((struct fixture *)*state)->kill_mode;
+}
+
+/* Builds pol into *out, asserting success. */
+static void build_ok(const struct pol_policy *pol, struct sbx_seccomp_prog *out)
+{
+	assert_int_equal(sbx_seccomp_build(pol, out), 0);
+	assert_non_null(out->insns);
+	assert_true(out->n_insns > 0);
+}
+
+/* Asserts that building pol fails with err and leaves the output untouched. */
+static void build_fails(const struct pol_policy *pol, int err)
+{
+	struct sbx_seccomp_prog prog = { .insns = (struct sock_filter *)(uintptr_t)0x1, .n_insns = 42 };
+
+	assert_int_equal(sbx_seccomp_build(pol, &prog), err);
+	assert_ptr_equal(prog.insns, (struct sock_filter *)(uintptr_t)0x1);
+	assert_int_equal(prog.n_insns, 42);
+}
+
+/* A tiny deterministic generator for argument sweeps (xorshift64). */
+static uint64_t next_rand(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+/* --- the simulator itself ------------------------------------------------------------ */
+
+static void test_sim_runs_hand_program(void **state)
+{
+	(void)state;
+	/* A = nr; M[0] = A; A &= 0xf0; A |= M[0] via X; jset; ret A. */
+	const struct sock_filter prog[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_STMT(BPF_ST, 0),
+		BPF_STMT(BPF_ALU | BPF_AND | BPF_K, 0xf0),
+		BPF_STMT(BPF_LDX | BPF_MEM, 0),
+		BPF_STMT(BPF_ALU | BPF_OR | BPF_X, 0),
+		BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, 0x100, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+		BPF_STMT(BPF_RET | BPF_A, 0),
+	};
+	struct seccomp_data d = { .nr = 0x23 };
+	uint32_t act = 0;
+
+	assert_int_equal(bpf_sim_run(prog, ELEMENTSOF(prog), &d, &act), 0);
+	assert_int_equal(act, 0x23);
+	d.nr = 0x123;
+	assert_int_equal(bpf_sim_run(prog, ELEMENTSOF(prog), &d, &act), 0);
+	assert_int_equal(act, SECCOMP_RET_KILL_PROCESS);
+}
+
+static void test_sim_rejects_bad_programs(void **state)
+{
+	(void)state;
+	const struct sock_filter jump_out[] = {
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, 0),
+	};
+	const struct sock_filter ja_out[] = {
+		BPF_STMT(BPF_JMP | BPF_JA, 1),
+		BPF_STMT(BPF_RET | BPF_K, 0),
+	};
+	const struct sock_filter load_out[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, sizeof(struct seccomp_data)),
+		BPF_STMT(BPF_RET | BPF_K, 0),
+	};
+	const struct sock_filter load_unaligned[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 2),
+		BPF_STMT(BPF_RET | BPF_K, 0),
+	};
+	const struct sock_filter no_ret[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 0),
+	};
+	const struct sock_filter mem_unset[] = {
+		BPF_STMT(BPF_LD | BPF_MEM, 3),
+		BPF_STMT(BPF_RET | BPF_A, 0),
+	};
+	const struct sock_filter mem_one_path[] = {
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 1),
+		BPF_STMT(BPF_ST, 1),
+		BPF_STMT(BPF_LD | BPF_MEM, 1),
+		BPF_STMT(BPF_RET | BPF_A, 0),
+	};
+	const struct sock_filter byte_load[] = {
+		BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 0),
+		BPF_STMT(BPF_RET | BPF_K, 0),
+	};
+	const struct sock_filter div_zero[] = {
+		BPF_STMT(BPF_ALU | BPF_DIV | BPF_K, 0),
+		BPF_STMT(BPF_RET | BPF_K, 0),
+	};
+	struct seccomp_data d = { 0 };
+	uint32_t act = 7;
+
+	assert_int_equal(bpf_sim_check(jump_out, ELEMENTSOF(jump_out)), -EINVAL);
+	assert_int_equal(bpf_sim_check(ja_out, ELEMENTSOF(ja_out)), -EINVAL);
+	assert_int_equal(bpf_sim_check(load_out, ELEMENTSOF(load_out)), -EINVAL);
+	assert_int_equal(bpf_sim_check(load_unaligned, ELEMENTSOF(load_unaligned)), -EINVAL);
+	assert_int_equal(bpf_sim_check(no_ret, ELEMENTSOF(no_ret)), -EINVAL);
+	assert_int_equal(bpf_sim_check(mem_unset, ELEMENTSOF(mem_unset)), -EINVAL);
+	assert_int_equal(bpf_sim_check(mem_one_path, ELEMENTSOF(mem_one_path)), -EINVAL);
+	assert_int_equal(bpf_sim_check(byte_load, ELEMENTSOF(byte_load)), -EINVAL);
+	assert_int_equal(bpf_sim_check(div_zero, ELEMENTSOF(div_zero)), -EINVAL);
+	assert_int_equal(bpf_sim_check(jump_out, 0), -EINVAL);
+	assert_int_equal(bpf_sim_run(jump_out, ELEMENTSOF(jump_out), &d, &act), -EINVAL);
+	assert_int_equal(act, 7);
+}
+
+/* --- the default filter, errno mode --------------------------------------------------- */
+
+static void test_prog_is_valid_bpf(void **state)
+{
+	const struct sbx_seccomp_prog *p = errno_prog(state);
+
+	assert_int_equal(bpf_sim_check(p->insns, p->n_insns), 0);
+	assert_true(p->n_insns <= BPF_MAXINSNS);
+	assert_int_equal(bpf_sim_check(kill_prog(state)->insns, kill_prog(state)->n_insns), 0);
+}
+
+static void test_ordinary_syscalls_allowed(void **state)
+{
+	static const int nrs[] = {
+		__NR_read, __NR_write, __NR_openat, __NR_close, __NR_execve, __NR_execveat,
+		__NR_exit_group, __NR_wait4, __NR_waitid, __NR_mmap, __NR_mprotect, __NR_munmap,
+		__NR_brk, __NR_rt_sigaction, __NR_rt_sigprocmask, __NR_rt_sigreturn, __NR_futex,
+		__NR_rseq, __NR_set_robust_list, __NR_set_tid_address, __NR_prlimit64,
+		__NR_getrandom, __NR_statx, __NR_newfstatat, __NR_faccessat2, __NR_close_range,
+		__NR_pidfd_open, __NR_pidfd_send_signal, __NR_epoll_create1, __NR_epoll_ctl,
+		__NR_epoll_pwait, __NR_eventfd2, __NR_pipe2, __NR_dup3, __NR_fcntl, __NR_getdents64,
+		__NR_getcwd, __NR_chdir, __NR_unlinkat, __NR_renameat2, __NR_mkdirat, __NR_linkat,
+		__NR_symlinkat, __NR_fchmodat, __NR_fchownat, __NR_utimensat, __NR_memfd_create,
+		__NR_copy_file_range, __NR_sendfile, __NR_splice, __NR_fallocate, __NR_membarrier,
+		__NR_madvise, __NR_prctl, __NR_uname, __NR_sysinfo, __NR_kill, __NR_tgkill,
+		__NR_setsid, __NR_setpgid, __NR_connect, __NR_sendmsg, __NR_recvmsg, __NR_sendmmsg,
+		__NR_setuid, __NR_setgroups, __NR_capget, __NR_capset, __NR_sigaltstack,
+		__NR_restart_syscall, __NR_clock_gettime, __NR_clock_nanosleep, __NR_getxattr,
+		__NR_setxattr, __NR_shmget, __NR_semop, __NR_msgget, __NR_inotify_init1,
+		__NR_timerfd_create, __NR_signalfd4, __NR_sched_getaffinity, __NR_mlock,
+		__NR_mincore, __NR_msync, __NR_seccomp, __NR_umask,
+#ifdef __NR_vfork
+		__NR_vfork, __NR_fork, __NR_open, __NR_stat, __NR_access, __NR_pipe, __NR_poll,
+		__NR_select, __NR_dup2, __NR_arch_prctl, __NR_alarm,
+#endif
+	};
+
+	for (size_t i = 0; i < ELEMENTSOF(nrs); i++) {
+		uint32_t act = verdict(errno_prog(state), nrs[i], 0, 0);
+
+		if (act != ACT_ALLOW)
+			fail_msg("syscall %d: got 0x%x, want ALLOW", nrs[i], act);
+	}
+}
+
+/* Every syscall that is never allowed, for the architectures that have it. */
+static const int never_nrs[] = {
+	__NR_ptrace, __NR_process_vm_readv, __NR_process_vm_writev, __NR_process_madvise,
+	__NR_pidfd_getfd, __NR_mount, __NR_umount2, __NR_mount_setattr, __NR_move_mount,
+	__NR_open_tree, __NR_fsopen, __NR_fsconfig, __NR_fsmount, __NR_fspick, __NR_pivot_root,
+	__NR_chroot, __NR_setns, __NR_bpf, __NR_perf_event_open, __NR_kexec_load,
+	__NR_kexec_file_load, __NR_init_module, __NR_finit_module, __NR_delete_module,
+	__NR_keyctl, __NR_add_key, __NR_request_key, __NR_userfaultfd, __NR_open_by_handle_at,
+	__NR_name_to_handle_at, __NR_reboot, __NR_swapon, __NR_swapoff, __NR_acct,
+	__NR_settimeofday, __NR_clock_settime, __NR_clock_adjtime, __NR_adjtimex,
+	__NR_quotactl, __NR_quotactl_fd, __NR_vhangup, __NR_syslog, __NR_mknodat,
+	__NR_fanotify_init, __NR_io_uring_setup, __NR_io_uring_enter, __NR_io_uring_register,
+#ifdef __NR_mknod
+	__NR_mknod,
+#endif
+#ifdef __NR_iopl
+	__NR_iopl,
+#endif
+#ifdef __NR_ioperm
+	__NR_ioperm,
+#endif
+#ifdef __NR_uselib
+	__NR_uselib,
+#endif
+#ifdef __NR__sysctl
+	__NR__sysctl,
+#endif
+#ifdef __NR_lookup_dcookie
+	__NR_lookup_dcookie,
+#endif
+#ifdef __NR_nfsservctl
+	__NR_nfsservctl,
+#endif
+#ifdef __NR_umount
+	__NR_umount,
+#endif
+#ifdef __NR_stime
+	__NR_stime,
+#endif
+};
+
+static void test_never_allowed_eperm(void **state)
+{
+	for (size_t i = 0; i < ELEMENTSOF(never_nrs); i++) {
+		uint32_t act = verdict(errno_prog(state), never_nrs[i], 0, 0);
+
+		if (act != ACT_ERRNO(EPERM))
+			fail_msg("syscall %d: got 0x%x, want ERRNO(EPERM)", never_nrs[i], act);
+	}
+}
+
+static void test_unknown_syscall_enosys(void **state)
+{
+	assert_int_equal(verdict(errno_prog(state), 999, 0, 0), ACT_ERRNO(ENOSYS));
+	assert_int_equal(verdict(errno_prog(state), 0x3fffffff, 0, 0), ACT_ERRNO(ENOSYS));
+	assert_int_equal(verdict(errno_prog(state), -1, 0, 0), ACT_ERRNO(ENOSYS));
+	/* Real syscalls left off the allowlist on purpose. */
+	assert_int_equal(verdict(errno_prog(state), __NR_kcmp, 0, 0), ACT_ERRNO(ENOSYS));
+	assert_int_equal(verdict(errno_prog(state), __NR_move_pages, 0, 0), ACT_ERRNO(ENOSYS));
+#ifdef __NR_modify_ldt
+	assert_int_equal(verdict(errno_prog(state), __NR_modify_ldt, 0, 0), ACT_ERRNO(ENOSYS));
+#endif
+}
+
+static void test_clone3_enosys(void **state)
+{
+	assert_int_equal(verdict(errno_prog(state), __NR_clone3, 0, 0), ACT_ERRNO(ENOSYS));
+	/* Also in kill mode: libc must be able to fall back to clone. */
+	assert_int_equal(verdict(kill_prog(state), __NR_clone3, 0, 0), ACT_ERRNO(ENOSYS));
+}
+
+static void test_clone_namespace_flags_eperm(void **state)
+{
+	static const uint64_t ns[] = {
+		CLONE_NEWUSER, CLONE_NEWNS, CLONE_NEWPID, CLONE_NEWNET, CLONE_NEWUTS,
+		CLONE_NEWIPC, CLONE_NEWCGROUP,
+	};
+
+	for (size_t i = 0; i < ELEMENTSOF(ns); i++) {
+		assert_int_equal(verdict(errno_prog(state), __NR_clone, ns[i], 0), ACT_ERRNO(EPERM));
+		assert_int_equal(verdict(errno_prog(state), __NR_clone, ns[i] | SIGCHLD, 0),
+				 ACT_ERRNO(EPERM));
+		assert_int_equal(verdict(errno_prog(state), __NR_clone,
+					 ns[i] | CLONE_VM | CLONE_VFORK | (1ull << 40), 0),
+				 ACT_ERRNO(EPERM));
+	}
+	assert_int_equal(verdict(errno_prog(state), __NR_clone, NS_CLONE | SIGCHLD, 0),
+			 ACT_ERRNO(EPERM));
+	assert_int_equal(verdict(errno_prog(state), __NR_clone, ~0ull, 0), ACT_ERRNO(EPERM));
+}
+
+static void test_clone_plain_allowed(void **state)
+{
+	static const uint64_t ok[] = {
+		SIGCHLD,
+		CLONE_VM | CLONE_VFORK | SIGCHLD, /* posix_spawn */
+		CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM |
+			CLONE_SETTLS | CLONE_PARENT_SETTID | CLONE_CHILD_CLEARTID, /* pthreads */
+		CLONE_CHILD_SETTID | CLONE_CHILD_CLEARTID | SIGCHLD, /* fork() */
+		CLONE_PIDFD | SIGCHLD,
+		0,
+		SIGCHLD | (1ull << 32), /* the kernel ignores the upper half */
+	};
+
+	for (size_t i = 0; i < ELEMENTSOF(ok); i++)
+		assert_int_equal(verdict(errno_prog(state), __NR_clone, ok[i], 0), ACT_ALLOW);
+}
+
+static void test_unshare(void **state)
+{
+	static const uint64_t ns[] = {
+		CLONE_NEWUSER, CLONE_NEWNS, CLONE_NEWPID, CLONE_NEWNET, CLONE_NEWUTS,
+		CLONE_NEWIPC, CLONE_NEWCGROUP, CLONE_NEWTIME,
+	};
+
+	for (size_t i = 0; i < ELEMENTSOF(ns); i++)
+		assert_int_equal(verdict(errno_prog(state), __NR_unshare, ns[i] | CLONE_FILES, 0),
+				 ACT_ERRNO(EPERM));
+	assert_int_equal(verdict(errno_prog(state), __NR_unshare, CLONE_NEWNS, 0),
+			 ACT_ERRNO(EPERM));
+	assert_int_equal(verdict(errno_prog(state), __NR_unshare, CLONE_FILES, 0), ACT_ALLOW);
+	assert_int_equal(verdict(errno_prog(state), __NR_unshare,
+				 CLONE_FILES | CLONE_FS | CLONE_SYSVSEM, 0),
+			 ACT_ALLOW);
+	assert_int_equal(verdict(errno_prog(state), __NR_unshare, 0, 0), ACT_ALLOW);
+}
+
+static void test_ioctl(void **state)
+{
+	const struct sbx_seccomp_prog *p = errno_prog(state);
+
+	assert_int_equal(verdict(p, __NR_ioctl, 1, TIOCSTI), ACT_ERRNO(EPERM));
+	assert_int_equal(verdict(p, __NR_ioctl, 1, TIOCSTI | (1ull << 32)), ACT_ERRNO(EPERM));
+	assert_int_equal(verdict(p, __NR_ioctl, 1, TIOCSTI | 0xffffffff00000000ull),
+			 ACT_ERRNO(EPERM));
+	assert_int_equal(verdict(p, __NR_ioctl, 1, TIOCLINUX), ACT_ERRNO(EPERM));
+	assert_int_equal(verdict(p, __NR_ioctl, 1, TIOCLINUX | (1ull << 63)), ACT_ERRNO(EPERM));
+	assert_int_equal(verdict(p, __NR_ioctl, 1, TCGETS), ACT_ALLOW);
+	assert_int_equal(verdict(p, __NR_ioctl, 1, TIOCGWINSZ), ACT_ALLOW);
+	assert_int_equal(verdict(p, __NR_ioctl, 1, FIONREAD), ACT_ALLOW);
+	assert_int_equal(verdict(p, __NR_ioctl, 1, 0), ACT_ALLOW);
+	assert_int_equal(verdict(p, __NR_ioctl, 1, 0xffffffffu), ACT_ALLOW);
+}
+
+/* Every command word gets exactly the answer set membership of its low 32 bits predicts. */
+static void test_ioctl_partition_sweep(void **state)
+{
+	const struct sbx_seccomp_prog *p = errno_prog(state);
+	static const uint32_t deny[] = { TIOCSTI, TIOCLINUX };
+	uint64_t seed = 0x9e3779b97f4a7c15ull;
+
+	for (size_t i = 0; i < 200000; i++) {
+		uint64_t cmd;
+		uint32_t lo;
+		bool bad;
+
+		if (i < 64 * 64) {
+			/* one- and two-bit neighbours of each denied command */
+			cmd = deny[i % 2] ^ (1ull << (i / 64)) ^ (1ull << (i % 64));
+		} else {
+			cmd = next_rand(&seed);
+			if (i % 3 == 0)
+				cmd = (cmd & ~0xffffffffull) | deny[i % 2];
+		}
+		lo = (uint32_t)cmd;
+		bad = lo == deny[0] || lo == deny[1];
+		if (verdict(p, __NR_ioctl, 0, cmd) != (bad ? ACT_ERRNO(EPERM) : ACT_ALLOW))
+			fail_msg("ioctl cmd 0x%llx", (unsigned long long)cmd);
+	}
+}
+
+static void test_socket_domains(void **state)
+{
+	const struct sbx_seccomp_prog *p = errno_prog(state);
+	uint64_t seed = 12345;
+
+	assert_int_equal(verdict(p, __NR_socket, AF_UNIX, SOCK_STREAM), ACT_ALLOW);
+	assert_int_equal(verdict(p, __NR_socket, AF_INET, SOCK_STREAM), ACT_ALLOW);
+	assert_int_equal(verdict(p, __NR_socket, AF_INET6, SOCK_DGRAM), ACT_ALLOW);
+	assert_int_equal(verdict(p, __NR_socket, AF_PACKET, SOCK_RAW), ACT_ERRNO(EAFNOSUPPORT));
+	assert_int_equal(verdict(p, __NR_socket, AF_NETLINK, SOCK_RAW), ACT_ERRNO(EAFNOSUPPORT));
+	assert_int_equal(verdict(p, __NR_socket, AF_VSOCK, SOCK_STREAM), ACT_ERRNO(EAFNOSUPPORT));
+	assert_int_equal(verdict(p, __NR_socket, AF_ALG, SOCK_SEQPACKET), ACT_ERRNO(EAFNOSUPPORT));
+	assert_int_equal(verdict(p, __NR_socket, AF_UNSPEC, 0), ACT_ERRNO(EAFNOSUPPORT));
+
+	for (uint64_t dom = 0; dom < 4096; dom++) {
+		bool ok = dom == AF_UNIX || dom == AF_INET || dom == AF_INET6;
+
+		assert_int_equal(verdict(p, __NR_socket, dom, 0),
+				 ok ? ACT_ALLOW : ACT_ERRNO(EAFNOSUPPORT));
+	}
+	for (size_t i = 0; i < 20000; i++) {
+		uint64_t dom = next_rand(&seed);
+		uint32_t lo = (uint32_t)dom;
+		bool ok = lo == AF_UNIX || lo == AF_INET || lo == AF_INET6;
+
+		assert_int_equal(verdict(p, __NR_socket, dom, 0),
+				 ok ? ACT_ALLOW : ACT_ERRNO(EAFNOSUPPORT));
+	}
+}
+
+static void test_socketpair_unix_only(void **state)
+{
+	const struct sbx_seccomp_prog *p = errno_prog(state);
+
+	assert_int_equal(verdict(p, __NR_socketpair, AF_UNIX, SOCK_STREAM), ACT_ALLOW);
+	assert_int_equal(verdict(p, __NR_socketpair, AF_INET, SOCK_STREAM),
+			 ACT_ERRNO(EAFNOSUPPORT));
+	assert_int_equal(verdict(p, __NR_socketpair, AF_NETLINK, SOCK_RAW),
+			 ACT_ERRNO(EAFNOSUPPORT));
+	for (uint64_t dom = 0; dom < 1024; dom++)
+		assert_int_equal(verdict(p, __NR_socketpair, dom, 0),
+				 dom == AF_UNIX ? ACT_ALLOW : ACT_ERRNO(EAFNOSUPPORT));
+}
+
+static void test_personality(void **state)
+{
+	const struct sbx_seccomp_prog *p = errno_prog(state);
+	static const uint32_t ok[] = { 0x0, 0x8, 0x20000, 0x20008, 0xffffffffu };
+	uint64_t seed = 777;
+
+	for (size_t i = 0; i < ELEMENTSOF(ok); i++)
+		assert_int_equal(verdict(p, __NR_personality, ok[i], 0), ACT_ALLOW);
+	assert_int_equal(verdict(p, __NR_personality, 0x0400000, 0), ACT_ERRNO(EPERM));
+	assert_int_equal(verdict(p, __NR_personality, READ_IMPLIES_EXEC, 0), ACT_ERRNO(EPERM));
+	assert_int_equal(verdict(p, __NR_personality, ADDR_NO_RANDOMIZE, 0), ACT_ERRNO(EPERM));
+	assert_int_equal(verdict(p, __NR_personality, PER_BSD, 0), ACT_ERRNO(EPERM));
+	assert_int_equal(verdict(p, __NR_personality, 0xfffffffe, 0), ACT_ERRNO(EPERM));
+	for (size_t i = 0; i < 20000; i++) {
+		uint64_t v = next_rand(&seed);
+		uint32_t lo;
+		bool good = false;
+
+		/* a quarter of the draws keep an allowed low half under random upper bits */
+		if (i % 4 == 0)
+			v = (v & ~0xffffffffull) | ok[i % ELEMENTSOF(ok)];
+		lo = (uint32_t)v;
+		for (size_t k = 0; k < ELEMENTSOF(ok); k++)
+			good = good || lo == ok[k];
+		assert_int_equal(verdict(p, __NR_personality, v, 0),
+				 good ? ACT_ALLOW : ACT_ERRNO(EPERM));
+	}
+}
+
+static void test_foreign_arch_killed(void **state)
+{
+	assert_int_equal(verdict_arch(errno_prog(state), FOREIGN_ARCH, FOREIGN_NR_READ, 0, 0),
+			 ACT_KILL);
+	assert_int_equal(verdict_arch(errno_prog(state), FOREIGN_ARCH, 0, 0, 0), ACT_KILL);
+	assert_int_equal(verdict_arch(errno_prog(state), 0, __NR_read, 0, 0), ACT_KILL);
+}
+
+static void test_x32_numbers_killed(void **state)
+{
+#ifdef __x86_64__
+	/* x32 syscalls arrive with AUDIT_ARCH_X86_64 and __X32_SYSCALL_BIT set. */
+	static const int x32[] = {
+		0x40000000 | 0,   /* read */
+		0x40000000 | 1,   /* write */
+		0x40000000 | 520, /* x32 execve */
+		0x40000000 | 101, /* ptrace */
+		0x40000000 | 999,
+	};
+
+	for (size_t i = 0; i < ELEMENTSOF(x32); i++) {
+		assert_int_equal(verdict(errno_prog(state), x32[i], 0, 0), ACT_KILL);
+		assert_int_equal(verdict(kill_prog(state), x32[i], 0, 0), ACT_KILL);
+	}
+#else
+	(void)state;
+	skip();
+#endif
+}
+
+/* --- kill mode ---------------------------------------------------------------------- */
+
+static void test_kill_mode(void **state)
+{
+	const struct sbx_seccomp_prog *p = kill_prog(state);
+
+	assert_int_equal(verdict(p, 999, 0, 0), ACT_KILL);
+	assert_int_equal(verdict(p, __NR_kcmp, 0, 0), ACT_KILL);
+	assert_int_equal(verdict(p, __NR_read, 0, 0), ACT_ALLOW);
+	assert_int_equal(verdict(p, __NR_execve, 0, 0), ACT_ALLOW);
+	for (size_t i = 0; i < ELEMENTSOF(never_nrs); i++)
+		assert_int_equal(verdict(p, never_nrs[i], 0, 0), ACT_KILL);
+	assert_int_equal(verdict(p, __NR_clone, CLONE_NEWUSER | SIGCHLD, 0), ACT_KILL);
+	assert_int_equal(verdict(p, __NR_clone, SIGCHLD, 0), ACT_ALLOW);
+	assert_int_equal(verdict(p, __NR_unshare, CLONE_NEWNS, 0), ACT_KILL);
+	assert_int_equal(verdict(p, __NR_unshare, CLONE_FILES, 0), ACT_ALLOW);
+	assert_int_equal(verdict(p, __NR_ioctl, 0, TIOCSTI), ACT_KILL);
+	assert_int_equal(verdict(p, __NR_ioctl, 0, TCGETS), ACT_ALLOW);
+	assert_int_equal(verdict(p, __NR_personality, 0x0400000, 0), ACT_KILL);
+	assert_int_equal(verdict(p, __NR_personality, 0xffffffffu, 0), ACT_ALLOW);
+	/* Unsupported socket families are a normal runtime probe, not a violation. */
+	assert_int_equal(verdict(p, __NR_socket, AF_NETLINK, 0), ACT_ERRNO(EAFNOSUPPORT));
+	assert_int_equal(verdict(p, __NR_socket, AF_INET, 0), ACT_ALLOW);
+}
+
+/* --- policy additions and removals -------------------------------------------------- */
+
+static void test_policy_allow_never_einval(void **state)
+{
+	char *names[] = { (char *)"ptrace" };
+	struct pol_policy pol;
+
+	(void)state;
+	memset(&pol, 0, sizeof(pol));
+	pol.seccomp_allow = names;
+	pol.n_seccomp_allow = 1;
+	build_fails(&pol, -EINVAL);
+
+	names[0] = (char *)"mknodat";
+	build_fails(&pol, -EINVAL);
+	names[0] = (char *)"clone3";
+	build_fails(&pol, -EINVAL);
+	names[0] = (char *)"io_uring_setup"; /* without the unsafe bit */
+	build_fails(&pol, -EINVAL);
+}
+
+static void test_policy_unknown_name_einval(void **state)
+{
+	char *names[] = { (char *)"read", (char *)"no_such_syscall" };
+	char *empty[] = { (char *)"" };
+	struct pol_policy pol;
+
+	(void)state;
+	memset(&pol, 0, sizeof(pol));
+	pol.seccomp_allow = names;
+	pol.n_seccomp_allow = 2;
+	build_fails(&pol, -EINVAL);
+
+	memset(&pol, 0, sizeof(pol));
+	pol.seccomp_deny = names;
+	pol.n_seccomp_deny = 2;
+	build_fails(&pol, -EINVAL);
+
+	memset(&pol, 0, sizeof(pol));
+	pol.seccomp_allow = empty;
+	pol.n_seccomp_allow = 1;
+	build_fails(&pol, -EINVAL);
+}
+
+static void test_policy_bad_default_einval(void **state)
+{
+	struct pol_policy pol;
+
+	(void)state;
+	memset(&pol, 0, sizeof(pol));
+	pol.seccomp_default = (enum pol_seccomp_action)7;
+	build_fails(&pol, -EINVAL);
+	build_fails(NULL, -EINVAL);
+}
+
+static void test_policy_allow_adds(void **state)
+{
+	char *names[] = { (char *)"kcmp", (char *)"ioctl", (char *)"read" };
+	struct pol_policy pol;
+	struct sbx_seccomp_prog p = { 0 };
+
+	(void)state;
+	memset(&pol, 0, sizeof(pol));
+	pol.seccomp_allow = names;
+	pol.n_seccomp_allow = ELEMENTSOF(names);
+	build_ok(&pol, &p);
+	assert_int_equal(verdict(&p, __NR_kcmp, 0, 0), ACT_ALLOW);
+	assert_int_equal(verdict(&p, __NR_read, 0, 0), ACT_ALLOW);
+	/* Naming a filtered syscall does not lift its argument checks. */
+	assert_int_equal(verdict(&p, __NR_ioctl, 0, TIOCSTI), ACT_ERRNO(EPERM));
+	assert_int_equal(verdict(&p, __NR_ioctl, 0, TCGETS), ACT_ALLOW);
+	sbx_seccomp_prog_done(&p);
+}
+
+static void test_policy_deny_read(void **state)
+{
+	char *names[] = { (char *)"read", (char *)"socket", (char *)"clone3" };
+	struct pol_policy pol;
+	struct sbx_seccomp_prog p = { 0 };
+
+	(void)state;
+	memset(&pol, 0, sizeof(pol));
+	pol.seccomp_deny = names;
+	pol.n_seccomp_deny = ELEMENTSOF(names);
+	build_ok(&pol, &p);
+	assert_int_equal(verdict(&p, __NR_read, 0, 0), ACT_ERRNO(EPERM));
+	assert_int_equal(verdict(&p, __NR_write, 0, 0), ACT_ALLOW);
+	/* A deny replaces argument checks too. */
+	assert_int_equal(verdict(&p, __NR_socket, AF_UNIX, 0), ACT_ERRNO(EPERM));
+	/* clone3 stays ENOSYS so that libc still falls back to clone. */
+	assert_int_equal(verdict(&p, __NR_clone3, 0, 0), ACT_ERRNO(ENOSYS));
+	sbx_seccomp_prog_done(&p);
+
+	pol.seccomp_default = POL_SECCOMP_KILL;
+	build_ok(&pol, &p);
+	assert_int_equal(verdict(&p, __NR_read, 0, 0), ACT_KILL);
+	sbx_seccomp_prog_done(&p);
+}
+
+static void test_policy_deny_wins_over_allow(void **state)
+{
+	char *names[] = { (char *)"kcmp" };
+	struct pol_policy pol;
+	struct sbx_seccomp_prog p = { 0 };
+
+	(void)state;
+	memset(&pol, 0, sizeof(pol));
+	pol.seccomp_allow = names;
+	pol.n_seccomp_allow = 1;
+	pol.seccomp_deny = names;
+	pol.n_seccomp_deny = 1;
+	build_ok(&pol, &p);
+	assert_int_equal(verdict(&p, __NR_kcmp, 0, 0), ACT_ERRNO(EPERM));
+	sbx_seccomp_prog_done(&p);
+}
+
+static void test_io_uring_needs_unsafe_bit(void **state)
+{
+	char *names[] = { (char *)"io_uring_setup" };
+	struct pol_policy pol;
+	struct sbx_seccomp_prog p = { 0 };
+
+	assert_int_equal(verdict(errno_prog(state), __NR_io_uring_setup, 0, 0), ACT_ERRNO(EPERM));
+	assert_int_equal(verdict(errno_prog(state), __NR_io_uring_enter, 0, 0), ACT_ERRNO(EPERM));
+
+	memset(&pol, 0, sizeof(pol));
+	pol.unsafe = POL_UNSAFE_IO_URING;
+	build_ok(&pol, &p);
+	assert_int_equal(verdict(&p, __NR_io_uring_setup, 0, 0), ACT_ALLOW);
+	assert_int_equal(verdict(&p, __NR_io_uring_enter, 0, 0), ACT_ALLOW);
+	assert_int_equal(verdict(&p, __NR_io_uring_register, 0, 0), ACT_ALLOW);
+	assert_int_equal(verdict(&p, __NR_ptrace, 0, 0), ACT_ERRNO(EPERM));
+	sbx_seccomp_prog_done(&p);
+
+	/* With the bit, naming it in allow is accepted; deny still takes it away. */
+	pol.seccomp_allow = names;
+	pol.n_seccomp_allow = 1;
+	build_ok(&pol, &p);
+	assert_int_equal(verdict(&p, __NR_io_uring_setup, 0, 0), ACT_ALLOW);
+	sbx_seccomp_prog_done(&p);
+
+	pol.seccomp_deny = names;
+	pol.n_seccomp_deny = 1;
+	build_ok(&pol, &p);
+	assert_int_equal(verdict(&p, __NR_io_uring_setup, 0, 0), ACT_ERRNO(EPERM));
+	assert_int_equal(verdict(&p, __NR_io_uring_enter, 0, 0), ACT_ALLOW);
+	sbx_seccomp_prog_done(&p);
+}
+
+/* --- the rest of the API ------------------------------------------------------------ */
+
+static void test_export_pfc(void **state)
+{
+	struct pol_policy pol;
+	_cleanup_close_ int fd = memfd_create("test-pfc", MFD_CLOEXEC);
+	_cleanup_free_ char *buf = NULL;
+	off_t len;
+
+	(void)state;
+	assert_true(fd >= 0);
+	memset(&pol, 0, sizeof(pol));
+	assert_int_equal(sbx_seccomp_export_pfc(&pol, fd), 0);
+
+	len = lseek(fd, 0, SEEK_END);
+	assert_true(len > 0);
+	buf = calloc(1, (size_t)len + 1);
+	assert_non_null(buf);
+	assert_int_equal(pread(fd, buf, (size_t)len, 0), len);
+	assert_non_null(strstr(buf, "ptrace"));
+
+	assert_int_equal(sbx_seccomp_export_pfc(&pol, -1), -EINVAL);
+}
+
+static void test_export_pfc_rejects_bad_policy(void **state)
+{
+	char *names[] = { (char *)"ptrace" };
+	struct pol_policy pol;
+	_cleanup_close_ int fd = memfd_create("test-pfc", MFD_CLOEXEC);
+
+	(void)state;
+	assert_true(fd >= 0);
+	memset(&pol, 0, sizeof(pol));
+	pol.seccomp_allow = names;
+	pol.n_seccomp_allow = 1;
+	assert_int_equal(sbx_seccomp_export_pfc(&pol, fd), -EINVAL);
+	assert_int_equal(lseek(fd, 0, SEEK_END), 0);
+}
+
+static void test_prog_done_is_idempotent(void **state)
+{
+	struct sbx_seccomp_prog p = { 0 };
+	struct pol_policy pol;
+
+	(void)state;
+	sbx_seccomp_prog_done(&p);
+	sbx_seccomp_prog_done(NULL);
+
+	memset(&pol, 0, sizeof(pol));
+	build_ok(&pol, &p);
+	sbx_seccomp_prog_done(&p);
+	assert_null(p.insns);
+	assert_int_equal(p.n_insns, 0);
+	sbx_seccomp_prog_done(&p);
+}
+
+static void test_install_rejects_empty_prog(void **state)
+{
+	struct sbx_seccomp_prog p = { 0 };
+
+	(void)state;
+	/* Checked before any syscall, so this does not touch the test process's filter. */
+	assert_int_equal(sbx_seccomp_install(NULL), -EINVAL);
+	assert_int_equal(sbx_seccomp_install(&p), -EINVAL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_sim_runs_hand_program),
+		cmocka_unit_test(test_sim_rejects_bad_programs),
+		cmocka_unit_test(test_prog_is_valid_bpf),
+		cmocka_unit_test(test_ordinary_syscalls_allowed),
+		cmocka_unit_test(test_never_allowed_eperm),
+		cmocka_unit_test(test_unknown_syscall_enosys),
+		cmocka_unit_test(test_clone3_enosys),
+		cmocka_unit_test(test_clone_namespace_flags_eperm),
+		cmocka_unit_test(test_clone_plain_allowed),
+		cmocka_unit_test(test_unshare),
+		cmocka_unit_test(test_ioctl),
+		cmocka_unit_test(test_ioctl_partition_sweep),
+		cmocka_unit_test(test_socket_domains),
+		cmocka_unit_test(test_socketpair_unix_only),
+		cmocka_unit_test(test_personality),
+		cmocka_unit_test(test_foreign_arch_killed),
+		cmocka_unit_test(test_x32_numbers_killed),
+		cmocka_unit_test(test_kill_mode),
+		cmocka_unit_test(test_policy_allow_never_einval),
+		cmocka_unit_test(test_policy_unknown_name_einval),
+		cmocka_unit_test(test_policy_bad_default_einval),
+		cmocka_unit_test(test_policy_allow_adds),
+		cmocka_unit_test(test_policy_deny_read),
+		cmocka_unit_test(test_policy_deny_wins_over_allow),
+		cmocka_unit_test(test_io_uring_needs_unsafe_bit),
+		cmocka_unit_test(test_export_pfc),
+		cmocka_unit_test(test_export_pfc_rejects_bad_policy),
+		cmocka_unit_test(test_prog_done_is_idempotent),
+		cmocka_unit_test(test_install_rejects_empty_prog),
+	};
+
+	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
