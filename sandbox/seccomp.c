@@ -21,6 +21,7 @@
  * action, so the result does not depend on how libseccomp orders its decision tree.
  */
 #include <errno.h>
+#include <linux/netlink.h>
 #include <linux/seccomp.h>
 #include <sched.h>
 #include <seccomp.h>
@@ -177,8 +178,6 @@ static const struct never_entry {
 	NEVER(nfsservctl), NEVER(uselib), NEVER(_sysctl),
 	/* file handles bypass path-based access checks (the 2014 "shocker" escape) */
 	NEVER(open_by_handle_at), NEVER(name_to_handle_at),
-	/* device nodes; this also refuses mkfifo(3), which glibc implements with mknodat */
-	NEVER(mknod), NEVER(mknodat),
 	/* whole-machine state */
 	NEVER(reboot), NEVER(kexec_load), NEVER(kexec_file_load), NEVER(init_module),
 	NEVER(finit_module), NEVER(delete_module), NEVER(swapon), NEVER(swapoff), NEVER(acct),
@@ -202,6 +201,8 @@ enum rule_kind {
 	RULE_SOCKET,      /* AF_UNIX, AF_INET, AF_INET6 only */
 	RULE_SOCKETPAIR,  /* AF_UNIX only */
 	RULE_PERSONALITY, /* only the personalities in personality_ok */
+	RULE_MKNOD,       /* FIFOs only (mkfifo(3)); the mode is argument 1 */
+	RULE_MKNODAT,     /* FIFOs only; the mode is argument 2 */
 };
 
 /* Syscalls whose base verdict depends on their arguments, or is not "allow". */
@@ -215,6 +216,12 @@ static const struct special_entry {
 	{ SCMP_SYS(socket), RULE_SOCKET },
 	{ SCMP_SYS(socketpair), RULE_SOCKETPAIR },
 	{ SCMP_SYS(personality), RULE_PERSONALITY },
+	/*
+	 * Device nodes are refused (a bound /dev is all the sandbox gets); FIFOs are allowed,
+	 * since glibc implements mkfifo(3) with mknodat and build tools use named pipes.
+	 */
+	{ SCMP_SYS(mknod), RULE_MKNOD },
+	{ SCMP_SYS(mknodat), RULE_MKNODAT },
 	/*
 	 * clone3 passes its flags in memory, which seccomp cannot read. Answering ENOSYS makes
 	 * glibc (and every other runtime) fall back to clone, whose flags the filter checks.
@@ -240,7 +247,15 @@ static const struct special_entry {
  */
 static const uint32_t ioctl_deny[] = { TIOCSTI, TIOCLINUX };
 
-static const uint32_t socket_ok[] = { AF_UNIX, AF_INET, AF_INET6 };
+/*
+ * AF_NETLINK is last and handled apart: only NETLINK_ROUTE is allowed. In the sandbox's own
+ * network namespace it can list only lo, and changing anything needs CAP_NET_ADMIN, which
+ * nothing in the sandbox has; runtimes (node's os.networkInterfaces(), glibc's getifaddrs)
+ * fail without it. Every other netlink protocol (audit, xfrm, netfilter, ...) stays refused.
+ */
+static const uint32_t socket_ok[] = { AF_UNIX, AF_INET, AF_INET6, AF_NETLINK };
+#define SOCKET_OK_PLAIN 3 /* members of socket_ok allowed whatever the protocol */
+static const uint32_t netlink_ok[] = { NETLINK_ROUTE };
 static const uint32_t socketpair_ok[] = { AF_UNIX };
 
 /*
@@ -445,18 +460,33 @@ static int add_rule(const struct emitter *em, uint32_t action, int nr, unsigned 
 	return scmp_rc(seccomp_rule_add_array(em->ctx, action, nr, n_cmp, cmp));
 }
 
-/* Adds one rule: action for nr when (argument arg & mask) == value. */
-static int add_masked(const struct emitter *em, uint32_t action, int nr, unsigned arg,
-		      uint64_t mask, uint64_t value)
+/*
+ * Adds one rule: action for nr when (argument arg & mask) == value, and, when pre is not
+ * NULL, when the comparison *pre (on another argument) holds too.
+ */
+static int add_masked_pre(const struct emitter *em, uint32_t action, int nr,
+			  const struct scmp_arg_cmp *pre, unsigned arg, uint64_t mask,
+			  uint64_t value)
 {
-	struct scmp_arg_cmp cmp = {
+	struct scmp_arg_cmp cmp[2];
+	unsigned n = 0;
+
+	if (pre)
+		cmp[n++] = *pre;
+	cmp[n++] = (struct scmp_arg_cmp){
 		.arg = arg,
 		.op = SCMP_CMP_MASKED_EQ,
 		.datum_a = mask,
 		.datum_b = value,
 	};
+	return add_rule(em, action, nr, n, cmp);
+}
 
-	return add_rule(em, action, nr, 1, &cmp);
+/* Adds one rule: action for nr when (argument arg & mask) == value. */
+static int add_masked(const struct emitter *em, uint32_t action, int nr, unsigned arg,
+		      uint64_t mask, uint64_t value)
+{
+	return add_masked_pre(em, action, nr, NULL, arg, mask, value);
 }
 
 /*
@@ -495,14 +525,19 @@ static int add_flag_split(const struct emitter *em, int nr, unsigned arg, uint32
  * s and bit i, "s's bits above i, then the opposite of s's bit i" is a rule, unless a member
  * also starts with that pattern (then the walk goes on below i). Each value outside the set
  * matches exactly one of these patterns, and no member matches any.
+ *
+ * Only the first n_in members get an in_action rule; the caller rules on the others itself
+ * (they are still members, so no out_action pattern matches them). pre, when not NULL, is a
+ * comparison on another argument that every rule also requires.
  */
-static int add_set_split(const struct emitter *em, int nr, unsigned arg, const uint32_t *set,
-			 size_t n, uint32_t in_action, uint32_t out_action)
+static int add_set_split_pre(const struct emitter *em, int nr, const struct scmp_arg_cmp *pre,
+			     unsigned arg, const uint32_t *set, size_t n, size_t n_in,
+			     uint32_t in_action, uint32_t out_action)
 {
 	int r;
 
-	for (size_t k = 0; k < n; k++) {
-		r = add_masked(em, in_action, nr, arg, 0xffffffffu, set[k]);
+	for (size_t k = 0; k < n_in; k++) {
+		r = add_masked_pre(em, in_action, nr, pre, arg, 0xffffffffu, set[k]);
 		if (r < 0)
 			return r;
 	}
@@ -522,10 +557,47 @@ static int add_set_split(const struct emitter *em, int nr, unsigned arg, const u
 				skip = (set[j] & mask) == (set[k] & mask);
 			if (skip)
 				continue;
-			r = add_masked(em, out_action, nr, arg, mask, pattern);
+			r = add_masked_pre(em, out_action, nr, pre, arg, mask, pattern);
 			if (r < 0)
 				return r;
 		}
+	}
+	return 0;
+}
+
+static int add_set_split(const struct emitter *em, int nr, unsigned arg, const uint32_t *set,
+			 size_t n, uint32_t in_action, uint32_t out_action)
+{
+	return add_set_split_pre(em, nr, NULL, arg, set, n, n, in_action, out_action);
+}
+
+/* socket(): the plain families for any protocol, netlink for the protocols in netlink_ok. */
+static int add_socket_rules(const struct emitter *em, int nr)
+{
+	int r = add_set_split_pre(em, nr, NULL, 0, socket_ok, ELEMENTSOF(socket_ok),
+				  SOCKET_OK_PLAIN, SCMP_ACT_ALLOW, SCMP_ACT_ERRNO(EAFNOSUPPORT));
+	if (r < 0)
+		return r;
+	/* The kernel reads the protocol as int: compare the low 32 bits of argument 2. */
+	struct scmp_arg_cmp is_netlink = {
+		.arg = 0,
+		.op = SCMP_CMP_MASKED_EQ,
+		.datum_a = 0xffffffffu,
+		.datum_b = AF_NETLINK,
+	};
+	return add_set_split_pre(em, nr, &is_netlink, 2, netlink_ok, ELEMENTSOF(netlink_ok),
+				 ELEMENTSOF(netlink_ok), SCMP_ACT_ALLOW,
+				 SCMP_ACT_ERRNO(EAFNOSUPPORT));
+}
+
+/* mknod/mknodat: FIFOs allowed, every other file type (devices above all) refused. */
+static int add_mknod_rules(const struct emitter *em, int nr, unsigned mode_arg)
+{
+	for (uint32_t type = 0; type <= S_IFMT; type += 010000) {
+		uint32_t action = type == S_IFIFO ? SCMP_ACT_ALLOW : em->deny;
+		int r = add_masked(em, action, nr, mode_arg, S_IFMT, type);
+		if (r < 0)
+			return r;
 	}
 	return 0;
 }
@@ -556,14 +628,17 @@ static int emit_rule(const struct emitter *em, const struct rule_entry *e)
 		 * agent does not need. EAFNOSUPPORT even in kill mode: glibc itself opens netlink
 		 * sockets (getaddrinfo with AI_ADDRCONFIG, getifaddrs) and copes with the error.
 		 */
-		return add_set_split(em, e->nr, 0, socket_ok, ELEMENTSOF(socket_ok),
-				     SCMP_ACT_ALLOW, SCMP_ACT_ERRNO(EAFNOSUPPORT));
+		return add_socket_rules(em, e->nr);
 	case RULE_SOCKETPAIR:
 		return add_set_split(em, e->nr, 0, socketpair_ok, ELEMENTSOF(socketpair_ok),
 				     SCMP_ACT_ALLOW, SCMP_ACT_ERRNO(EAFNOSUPPORT));
 	case RULE_PERSONALITY:
 		return add_set_split(em, e->nr, 0, personality_ok, ELEMENTSOF(personality_ok),
 				     SCMP_ACT_ALLOW, em->deny);
+	case RULE_MKNOD:
+		return add_mknod_rules(em, e->nr, 1);
+	case RULE_MKNODAT:
+		return add_mknod_rules(em, e->nr, 2);
 	}
 	return -EIO;
 }

@@ -5,7 +5,9 @@
  * into the kernel here; the live check belongs in tests/priv/.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/audit.h>
+#include <linux/netlink.h>
 #include <linux/sched.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -19,6 +21,7 @@
 #include <sys/mman.h>
 #include <sys/personality.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -108,6 +111,24 @@ static uint32_t verdict_arch(const struct sbx_seccomp_prog *prog, uint32_t arch,
 static uint32_t verdict(const struct sbx_seccomp_prog *prog, int nr, uint64_t a0, uint64_t a1)
 {
 	return verdict_arch(prog, NATIVE_ARCH, nr, a0, a1);
+}
+
+/* As verdict(), with a third argument. */
+static uint32_t verdict3(const struct sbx_seccomp_prog *prog, int nr, uint64_t a0, uint64_t a1,
+			 uint64_t a2)
+{
+	struct seccomp_data d;
+	uint32_t action = 0xdeadbeefu;
+
+	memset(&d, 0, sizeof(d));
+	d.nr = nr;
+	d.arch = NATIVE_ARCH;
+	d.instruction_pointer = 0x401000;
+	d.args[0] = a0;
+	d.args[1] = a1;
+	d.args[2] = a2;
+	assert_int_equal(bpf_sim_run(prog->insns, prog->n_insns, &d, &action), 0);
+	return action;
 }
 
 static const struct sbx_seccomp_prog *errno_prog(void **state)
@@ -285,11 +306,8 @@ static const int never_nrs[] = {
 	__NR_keyctl, __NR_add_key, __NR_request_key, __NR_userfaultfd, __NR_open_by_handle_at,
 	__NR_name_to_handle_at, __NR_reboot, __NR_swapon, __NR_swapoff, __NR_acct,
 	__NR_settimeofday, __NR_clock_settime, __NR_clock_adjtime, __NR_adjtimex,
-	__NR_quotactl, __NR_quotactl_fd, __NR_vhangup, __NR_syslog, __NR_mknodat,
+	__NR_quotactl, __NR_quotactl_fd, __NR_vhangup, __NR_syslog,
 	__NR_fanotify_init, __NR_io_uring_setup, __NR_io_uring_enter, __NR_io_uring_register,
-#ifdef __NR_mknod
-	__NR_mknod,
-#endif
 #ifdef __NR_iopl
 	__NR_iopl,
 #endif
@@ -455,13 +473,21 @@ static void test_socket_domains(void **state)
 	assert_int_equal(verdict(p, __NR_socket, AF_INET, SOCK_STREAM), ACT_ALLOW);
 	assert_int_equal(verdict(p, __NR_socket, AF_INET6, SOCK_DGRAM), ACT_ALLOW);
 	assert_int_equal(verdict(p, __NR_socket, AF_PACKET, SOCK_RAW), ACT_ERRNO(EAFNOSUPPORT));
-	assert_int_equal(verdict(p, __NR_socket, AF_NETLINK, SOCK_RAW), ACT_ERRNO(EAFNOSUPPORT));
+	/* netlink: NETLINK_ROUTE only, compared on the low 32 bits like the kernel does */
+	assert_int_equal(verdict3(p, __NR_socket, AF_NETLINK, SOCK_RAW, NETLINK_ROUTE), ACT_ALLOW);
+	assert_int_equal(verdict3(p, __NR_socket, AF_NETLINK, SOCK_DGRAM, 1ull << 32), ACT_ALLOW);
+	for (uint64_t proto = 1; proto < 64; proto++)
+		assert_int_equal(verdict3(p, __NR_socket, AF_NETLINK, SOCK_RAW, proto),
+				 ACT_ERRNO(EAFNOSUPPORT));
+	assert_int_equal(verdict3(p, __NR_socket, AF_NETLINK, SOCK_RAW, NETLINK_AUDIT | 1ull << 40),
+			 ACT_ERRNO(EAFNOSUPPORT));
 	assert_int_equal(verdict(p, __NR_socket, AF_VSOCK, SOCK_STREAM), ACT_ERRNO(EAFNOSUPPORT));
 	assert_int_equal(verdict(p, __NR_socket, AF_ALG, SOCK_SEQPACKET), ACT_ERRNO(EAFNOSUPPORT));
 	assert_int_equal(verdict(p, __NR_socket, AF_UNSPEC, 0), ACT_ERRNO(EAFNOSUPPORT));
 
 	for (uint64_t dom = 0; dom < 4096; dom++) {
-		bool ok = dom == AF_UNIX || dom == AF_INET || dom == AF_INET6;
+		/* protocol 0 is NETLINK_ROUTE for netlink */
+		bool ok = dom == AF_UNIX || dom == AF_INET || dom == AF_INET6 || dom == AF_NETLINK;
 
 		assert_int_equal(verdict(p, __NR_socket, dom, 0),
 				 ok ? ACT_ALLOW : ACT_ERRNO(EAFNOSUPPORT));
@@ -469,7 +495,7 @@ static void test_socket_domains(void **state)
 	for (size_t i = 0; i < 20000; i++) {
 		uint64_t dom = next_rand(&seed);
 		uint32_t lo = (uint32_t)dom;
-		bool ok = lo == AF_UNIX || lo == AF_INET || lo == AF_INET6;
+		bool ok = lo == AF_UNIX || lo == AF_INET || lo == AF_INET6 || lo == AF_NETLINK;
 
 		assert_int_equal(verdict(p, __NR_socket, dom, 0),
 				 ok ? ACT_ALLOW : ACT_ERRNO(EAFNOSUPPORT));
@@ -570,8 +596,31 @@ static void test_kill_mode(void **state)
 	assert_int_equal(verdict(p, __NR_personality, 0x0400000, 0), ACT_KILL);
 	assert_int_equal(verdict(p, __NR_personality, 0xffffffffu, 0), ACT_ALLOW);
 	/* Unsupported socket families are a normal runtime probe, not a violation. */
-	assert_int_equal(verdict(p, __NR_socket, AF_NETLINK, 0), ACT_ERRNO(EAFNOSUPPORT));
+	assert_int_equal(verdict3(p, __NR_socket, AF_NETLINK, 0, NETLINK_AUDIT),
+			 ACT_ERRNO(EAFNOSUPPORT));
 	assert_int_equal(verdict(p, __NR_socket, AF_INET, 0), ACT_ALLOW);
+	assert_int_equal(verdict3(p, __NR_mknodat, AT_FDCWD, 0, S_IFCHR | 0600), ACT_KILL);
+	assert_int_equal(verdict3(p, __NR_mknodat, AT_FDCWD, 0, S_IFIFO | 0600), ACT_ALLOW);
+}
+
+/* mknod/mknodat: FIFOs (mkfifo) pass, every other file type is refused with EPERM. */
+static void test_mknod_fifo_only(void **state)
+{
+	const struct sbx_seccomp_prog *p = errno_prog(state);
+	static const uint32_t refused[] = { S_IFCHR, S_IFBLK, S_IFREG, S_IFSOCK, S_IFDIR, 0 };
+
+	assert_int_equal(verdict3(p, __NR_mknodat, AT_FDCWD, 0, S_IFIFO | 0644), ACT_ALLOW);
+	for (size_t i = 0; i < ELEMENTSOF(refused); i++)
+		assert_int_equal(verdict3(p, __NR_mknodat, AT_FDCWD, 0, refused[i] | 0644),
+				 ACT_ERRNO(EPERM));
+	/* every mode value: only the FIFO type bits decide */
+	for (uint64_t mode = 0; mode <= 0177777; mode += 0111)
+		assert_int_equal(verdict3(p, __NR_mknodat, AT_FDCWD, 0, mode),
+				 (mode & S_IFMT) == S_IFIFO ? ACT_ALLOW : ACT_ERRNO(EPERM));
+#ifdef __NR_mknod
+	assert_int_equal(verdict(p, __NR_mknod, 0, S_IFIFO | 0600), ACT_ALLOW);
+	assert_int_equal(verdict(p, __NR_mknod, 0, S_IFCHR | 0600), ACT_ERRNO(EPERM));
+#endif
 }
 
 /* --- policy additions and removals -------------------------------------------------- */
@@ -587,8 +636,6 @@ static void test_policy_allow_never_einval(void **state)
 	pol.n_seccomp_allow = 1;
 	build_fails(&pol, -EINVAL);
 
-	names[0] = (char *)"mknodat";
-	build_fails(&pol, -EINVAL);
 	names[0] = (char *)"clone3";
 	build_fails(&pol, -EINVAL);
 	names[0] = (char *)"io_uring_setup"; /* without the unsafe bit */
@@ -807,6 +854,7 @@ int main(void)
 		cmocka_unit_test(test_socket_domains),
 		cmocka_unit_test(test_socketpair_unix_only),
 		cmocka_unit_test(test_personality),
+		cmocka_unit_test(test_mknod_fifo_only),
 		cmocka_unit_test(test_foreign_arch_killed),
 		cmocka_unit_test(test_x32_numbers_killed),
 		cmocka_unit_test(test_kill_mode),
