@@ -461,6 +461,27 @@ static int protect_workspace(int root, const struct sbx_config *cfg, char *step,
 	return 0;
 }
 
+/*
+ * A detached copy of the workspace. open_tree() only clones mounts of our own mount
+ * namespace, and the supervisor's descriptor points into its namespace, so the path is
+ * resolved again here and must lead to the very directory the supervisor opened.
+ */
+static int clone_workspace(const struct sbx_config *cfg)
+{
+	struct stat want, got;
+	if (fstat(cfg->workspace_fd, &want) < 0)
+		return -errno;
+	_cleanup_close_ int fd = open(cfg->workspace_path, O_PATH | O_DIRECTORY | O_NOFOLLOW |
+								 O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &got) < 0)
+		return -errno;
+	if (got.st_dev != want.st_dev || got.st_ino != want.st_ino)
+		return -ESTALE;
+	return clone_tree(fd, "", false);
+}
+
 static void captures_done(struct capture *caps, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
@@ -526,7 +547,7 @@ int sbx_mount_setup(const struct sbx_config *cfg, char *step, size_t step_len)
 			ws_tree = fcntl(cfg->workspace_tree_fd, F_DUPFD_CLOEXEC, 3);
 			r = ws_tree < 0 ? -errno : 0;
 		} else {
-			ws_tree = clone_tree(cfg->workspace_fd, "", false);
+			ws_tree = clone_workspace(cfg);
 			r = ws_tree < 0 ? ws_tree : 0;
 			if (r >= 0)
 				r = set_attr(ws_tree, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, false);

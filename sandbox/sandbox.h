@@ -46,6 +46,7 @@ struct sbx_config {
 	uint32_t host_gid;        /* the host gid that the sandbox gid maps to */
 
 	int workspace_fd;         /* O_PATH directory fd of the host workspace */
+	const char *workspace_path; /* its canonical path, re-resolved in the child's mount ns */
 	int workspace_tree_fd;    /* detached (idmapped when privileged) tree of it, or -1 */
 	int worker_fd;            /* O_PATH fd of the worker executable */
 	int channel_fd;           /* the worker's end of the channel, becomes fd 3 */

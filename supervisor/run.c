@@ -67,6 +67,7 @@ const char *sup_reason_name(enum sup_reason r)
 struct run_state {
 	struct pol_policy *pol;
 	int workspace_fd;
+	char workspace_path[PATH_MAX];
 	int workspace_tree_fd;
 	int worker_fd;
 	int id_lock_fd;
@@ -539,6 +540,13 @@ static int prepare(struct run_state *st, const struct sup_run_opts *opts,
 	struct stat ws_st;
 	if (fstat(st->workspace_fd, &ws_st) < 0)
 		return setup_failed(res, -errno, "stat workspace '%s'", ws);
+	char fdpath[64];
+	(void)snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", st->workspace_fd);
+	ssize_t n = readlink(fdpath, st->workspace_path, sizeof(st->workspace_path) - 1);
+	if (n < 0 || (size_t)n >= sizeof(st->workspace_path) - 1 || st->workspace_path[0] != '/')
+		return setup_failed(res, n < 0 ? -errno : -ENAMETOOLONG,
+				    "resolve workspace '%s'", ws);
+	st->workspace_path[n] = '\0';
 
 	/* Ids */
 	if (res->privileged) {
@@ -631,6 +639,7 @@ static int spawn_and_attest(struct run_state *st, struct sup_run_result *res)
 		.host_uid = res->host_uid,
 		.host_gid = res->host_gid,
 		.workspace_fd = st->workspace_fd,
+		.workspace_path = st->workspace_path,
 		.workspace_tree_fd = st->workspace_tree_fd,
 		.worker_fd = st->worker_fd,
 		.channel_fd = st->chan[1],
