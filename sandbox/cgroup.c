@@ -2,6 +2,7 @@
 /*
  * Per-sandbox cgroups on v2 or v1.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -154,6 +155,33 @@ static int own_cgroup(const char *ctl, char *out_path, size_t path_len, char *ou
 	return -ENOENT;
 }
 
+/*
+ * Removes cgroups left behind by supervisors that died without cleaning up (SIGKILL): a
+ * sibling named warden-<pid>-<hex> whose pid no longer exists. rmdir() only succeeds on an
+ * empty cgroup, so nothing alive is touched; a pid that was reused keeps its cgroup until the
+ * next sweep after it ends.
+ */
+static void collect_stale(const char *parent)
+{
+	DIR *d = opendir(parent);
+	if (!d)
+		return;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (strncmp(de->d_name, "warden-", 7) != 0)
+			continue;
+		char *end;
+		errno = 0;
+		long pid = strtol(de->d_name + 7, &end, 10);
+		if (errno || end == de->d_name + 7 || *end != '-' || pid <= 0 || pid > INT_MAX)
+			continue;
+		if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+			continue;
+		(void)unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR);
+	}
+	(void)closedir(d);
+}
+
 static int make_dir(const char *path, int *out_fd)
 {
 	if (mkdir(path, 0755) < 0)
@@ -195,8 +223,10 @@ static int create_v1(struct sbx_cgroup *cg, const char *name, const char **out_w
 			*out_what = "find a mounted v1 hierarchy";
 			return -ENOENT;
 		}
-		(void)snprintf(path, sizeof(path), "%s%s/%s", mnt, strcmp(own, "/") ? own : "",
-			       name);
+		(void)snprintf(path, sizeof(path), "%s%s", mnt, strcmp(own, "/") ? own : "");
+		collect_stale(path);
+		size_t plen = strlen(path);
+		(void)snprintf(path + plen, sizeof(path) - plen, "/%s", name);
 		r = make_dir(path, &cg->dirfd[i]);
 		if (r < 0) {
 			*out_what = "create the v1 cgroup directory";
@@ -252,6 +282,7 @@ static int create_v2(struct sbx_cgroup *cg, const char *name, const char **out_w
 		*out_what = "enable the memory, pids and cpu controllers";
 		return r;
 	}
+	collect_stale(base);
 	(void)snprintf(path, sizeof(path), "%s/%s", base, name);
 	r = make_dir(path, &cg->dirfd[0]);
 	if (r < 0) {

@@ -531,6 +531,8 @@ static int prepare(struct run_state *st, const struct sup_run_opts *opts,
 	if (getuid() != geteuid() || getgid() != getegid())
 		return setup_failed(res, 0, "warden must not be installed set-uid or set-gid");
 	res->privileged = decide_privileged();
+	log_debug("policy %s (%s); %s mode", res->policy_source, res->policy_digest,
+		  res->privileged ? "privileged" : "unprivileged");
 
 	/* Workspace */
 	const char *ws = opts->workspace ? opts->workspace : ".";
@@ -557,6 +559,7 @@ static int prepare(struct run_state *st, const struct sup_run_opts *opts,
 					    st->pol->host_id_base,
 					    st->pol->host_id_base + st->pol->host_id_count - 1);
 		res->host_uid = res->host_gid = id;
+		log_debug("host uid/gid %u for this sandbox", id);
 	} else {
 		res->host_uid = getuid();
 		res->host_gid = getgid();
@@ -592,6 +595,8 @@ static int prepare(struct run_state *st, const struct sup_run_opts *opts,
 			 what, strerror(-r));
 	}
 	res->cg_version = st->cg.version;
+	if (st->cg.version)
+		log_debug("cgroup v%d %s", st->cg.version, st->cg.path[0]);
 
 	/* seccomp: compiled here once, only installed in the child. */
 	r = sbx_seccomp_build(st->pol, &st->seccomp);
@@ -672,6 +677,7 @@ static int spawn_and_attest(struct run_state *st, struct sup_run_result *res)
 	if (r < 0)
 		return setup_failed(res, r, "sandbox setup failed");
 	close_fd(&st->sync[0]);
+	log_debug("sandbox ready: worker is host pid %d", (int)st->pid);
 
 	/* Wall clock starts now: everything after this is the sandbox's time. */
 	if (st->pol->wall_ms) {
@@ -732,6 +738,9 @@ static int supervise(struct run_state *st, struct sup_run_result *res)
 		log_error("%s; the sandbox was killed", res->error);
 		return res->exit_code;
 	}
+	log_debug("attestation held: uid %u, no capabilities, no_new_privs, %u seccomp filter(s), "
+		  "7 namespaces separate", res->identity.kernel.uid[0],
+		  res->identity.kernel.seccomp_filters);
 	r = sup_channel_send_go(&st->chan_state);
 	if (r < 0)
 		return setup_failed(res, r, "send GO to the worker");
