@@ -413,9 +413,11 @@ static int load_document(struct loader *l, struct node **out)
 		return r;
 	yaml_event_delete(&ev);
 
-	r = load_next(l, &ev); /* DOCUMENT-END */
+	r = load_next(l, &ev);
 	if (r < 0)
 		return r;
+	if (ev.type != YAML_DOCUMENT_END_EVENT)
+		return load_fail(l, ev.start_mark, "unexpected YAML event (expected the document end)");
 	yaml_event_delete(&ev);
 
 	r = load_next(l, &ev);
@@ -545,13 +547,14 @@ enum unit {
 	UNIT_CPU,    /* CPUs with up to three decimals; stored in millicpus */
 };
 
-struct field;
-typedef int (*field_fn)(const struct walker *w, void *target, const struct field *f,
-			const char *label, const struct node *v);
-
+/*
+ * One key of a mapping. fn validates the value node v and stores it in target (the struct the
+ * mapping describes); label names the key in messages ("limits.memory").
+ */
 struct field {
 	const char *key;
-	field_fn fn;
+	int (*fn)(const struct walker *w, void *target, const struct field *f, const char *label,
+		  const struct node *v);
 	size_t off;      /* offset of the value (or list) in the target struct */
 	size_t n_off;    /* lists: offset of the element count */
 	/* string lists: validates one entry; dup_by_name compares only up to '=' */
@@ -1560,6 +1563,7 @@ static int overlay(struct pol_policy *p, const char *name, const void *buf, size
 /* ------------------------------------------------------------------------------------------ */
 /* Public interface                                                                           */
 
+/* Frees p and everything it owns; NULL-safe; returns NULL. See policy.h. */
 struct pol_policy *pol_free(struct pol_policy *p)
 {
 	if (!p)
@@ -1579,6 +1583,10 @@ struct pol_policy *pol_free(struct pol_policy *p)
 }
 DEFINE_CLEANUP(struct pol_policy *, pol_free)
 
+/*
+ * Returns the embedded default's text (static, NUL-terminated) and its length without the NUL
+ * in *out_len when out_len is not NULL. See policy.h.
+ */
 const char *pol_default_yaml(size_t *out_len)
 {
 	if (out_len)
@@ -1586,6 +1594,11 @@ const char *pol_default_yaml(size_t *out_len)
 	return pol_default_yaml_data;
 }
 
+/*
+ * Parses buf (len bytes, borrowed) over the embedded default. On success stores a new policy
+ * that the caller owns in *out and returns 0. On failure returns -EINVAL, -E2BIG or -ENOMEM,
+ * fills *reterr when it is not NULL, and leaves *out untouched. See policy.h.
+ */
 int pol_parse(const char *name, const void *buf, size_t len, struct pol_policy **out,
 	      struct pol_diag *reterr)
 {

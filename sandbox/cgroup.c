@@ -240,15 +240,16 @@ static int create_v1(struct sbx_cgroup *cg, const char *name, const char **out_w
 	return 0;
 }
 
-static int enable_v2_controllers(const char *dir)
+/* cpu is enabled only when a quota is asked for; memory and pids always. */
+static int enable_v2_controllers(const char *dir, bool cpu)
 {
 	_cleanup_close_ int fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	return write_at(fd, "cgroup.subtree_control", "+memory +pids +cpu");
+	return write_at(fd, "cgroup.subtree_control", cpu ? "+memory +pids +cpu" : "+memory +pids");
 }
 
-static int create_v2(struct sbx_cgroup *cg, const char *name, const char **out_what)
+static int create_v2(struct sbx_cgroup *cg, const char *name, bool cpu, const char **out_what)
 {
 	char own[PATH_MAX], ctls[16], base[PATH_MAX + 32], path[PATH_MAX * 2];
 	int r = own_cgroup(NULL, own, sizeof(own), ctls, sizeof(ctls));
@@ -257,7 +258,7 @@ static int create_v2(struct sbx_cgroup *cg, const char *name, const char **out_w
 		return r;
 	}
 	(void)snprintf(base, sizeof(base), CG_ROOT "%s", strcmp(own, "/") ? own : "");
-	r = enable_v2_controllers(base);
+	r = enable_v2_controllers(base, cpu);
 	if (r == -EBUSY) {
 		/*
 		 * "No internal processes": our own cgroup holds us, so move the supervisor into
@@ -276,10 +277,11 @@ static int create_v2(struct sbx_cgroup *cg, const char *name, const char **out_w
 		(void)snprintf(pid, sizeof(pid), "%d", (int)getpid());
 		r = write_at(lfd, "cgroup.procs", pid);
 		if (r >= 0)
-			r = enable_v2_controllers(base);
+			r = enable_v2_controllers(base, cpu);
 	}
 	if (r < 0) {
-		*out_what = "enable the memory, pids and cpu controllers";
+		*out_what = cpu ? "enable the memory, pids and cpu controllers"
+			  : "enable the memory and pids controllers";
 		return r;
 	}
 	collect_stale(base);
@@ -355,7 +357,7 @@ int sbx_cgroup_create(struct sbx_cgroup *cg, const char *name, const struct pol_
 	int r;
 	*out_what = "detect the cgroup hierarchy";
 	if (is_fs(CG_ROOT, CGROUP2_SUPER_MAGIC))
-		r = create_v2(cg, name, out_what);
+		r = create_v2(cg, name, pol->cpu_millicpus > 0, out_what);
 	else if (is_fs(CG_ROOT "/memory", CGROUP_SUPER_MAGIC) ||
 		 is_fs(CG_ROOT, TMPFS_MAGIC))
 		r = create_v1(cg, name, out_what);

@@ -6,6 +6,8 @@
  *
  *   probe status                  print the Cap*, NoNewPrivs, Seccomp*, Uid, Gid lines
  *   probe open PATH               open(PATH, O_RDONLY)
+ *   probe openw PATH              open(PATH, O_WRONLY) without creating or writing anything
+ *   probe stat PATH               lstat(PATH): "OK TYPE UID GID MODE SIZE MAJOR:MINOR"
  *   probe write PATH              create PATH and write a byte
  *   probe mkdir PATH              mkdir(PATH)
  *   probe rename FROM TO          rename(FROM, TO)
@@ -16,8 +18,11 @@
  *   probe env                     print the environment, one per line
  *   probe pids                    list the pids visible in /proc
  *   probe forkbomb N              fork up to N sleeping children; print how many succeeded
+ *   probe nofile N                open /dev/null N times: "OPENED k", then the error if k < N
  *   probe membomb MIB             allocate and touch MIB MiB; print how many were touched
- *   probe daemon                  double-fork a child that sleeps 60 s, print its pid
+ *   probe daemon [MS [MARKER]]    double-fork a child that sleeps 60 s, print its pid, and
+ *                                 exit MS ms (default 100) later; MARKER only tags the
+ *                                 command line so that the host can find these processes
  *   probe tiocsti                 ioctl(0, TIOCSTI, "x")
  *   probe syscall NAME            try a forbidden syscall: ptrace, mount, unshare-user,
  *                                 unshare-net, clone-newuser, chroot, pivot_root, setns,
@@ -27,14 +32,18 @@
  *                                 socket-netlink, clone3, personality
  *   probe exit N                  exit with status N
  *   probe signal SIG              kill itself with SIG
- *   probe sleep SECONDS           sleep
+ *   probe sleep SECONDS [MARKER]  sleep; MARKER as for daemon
+ *
+ * Numbers are parsed strictly; a malformed one makes the probe exit 2, like a bad command.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/sched.h>
+#include <sched.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
@@ -46,11 +55,25 @@
 #include <sys/personality.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+/* A whole number in [min, max], or exit 2: a malformed argument is a bad command. */
+static long num(const char *s, long min, long max)
+{
+	char *end;
+	errno = 0;
+	long v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < min || v > max) {
+		fprintf(stderr, "probe: bad number '%s'\n", s);
+		exit(2);
+	}
+	return v;
+}
 
 static int report(long r)
 {
@@ -85,7 +108,8 @@ static int cmd_connect(const char *addr, const char *port, int type)
 	int fd = socket(AF_INET, type | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return report(-1);
-	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(port)) };
+	struct sockaddr_in sa = { .sin_family = AF_INET,
+				  .sin_port = htons((uint16_t)num(port, 1, 65535)) };
 	if (inet_pton(AF_INET, addr, &sa.sin_addr) != 1) {
 		errno = EINVAL;
 		return report(-1);
@@ -108,7 +132,7 @@ static int list_dir(const char *path, int numeric_only)
 			continue;
 		if (numeric_only && (de->d_name[0] < '0' || de->d_name[0] > '9'))
 			continue;
-		if (!numeric_only && atoi(de->d_name) == dirfd(d))
+		if (!numeric_only && strtol(de->d_name, NULL, 10) == dirfd(d))
 			continue;
 		printf("%s\n", de->d_name);
 	}
@@ -152,6 +176,34 @@ static int cmd_membomb(long mib)
 		}
 	}
 	printf("TOUCHED %ld\n", touched);
+	return 0;
+}
+
+static int cmd_nofile(long n)
+{
+	long ok = 0;
+	for (; ok < n; ok++) {
+		/* Deliberately without O_CLOEXEC: nothing is exec'd, and the fds are the point. */
+		if (open("/dev/null", O_RDONLY) < 0) {
+			printf("OPENED %ld\n", ok);
+			return report(-1);
+		}
+	}
+	printf("OPENED %ld\n", ok);
+	return 0;
+}
+
+static int cmd_stat(const char *path)
+{
+	struct stat st;
+	if (lstat(path, &st) < 0)
+		return report(-1);
+	const char *type = S_ISREG(st.st_mode) ? "reg" : S_ISDIR(st.st_mode) ? "dir" :
+			   S_ISCHR(st.st_mode) ? "chr" : S_ISBLK(st.st_mode) ? "blk" :
+			   S_ISLNK(st.st_mode) ? "lnk" : S_ISFIFO(st.st_mode) ? "fifo" : "sock";
+	printf("OK %s %u %u %04o %lld %u:%u\n", type, (unsigned)st.st_uid, (unsigned)st.st_gid,
+	       (unsigned)(st.st_mode & 07777), (long long)st.st_size, major(st.st_rdev),
+	       minor(st.st_rdev));
 	return 0;
 }
 
@@ -249,7 +301,8 @@ int main(int argc, char **argv)
 	if (!strcmp(c, "udp") && argc == 4)
 		return cmd_connect(argv[2], argv[3], SOCK_DGRAM);
 	if (!strcmp(c, "kill") && argc == 4)
-		return report(kill(atoi(argv[2]), atoi(argv[3])));
+		return report(kill((pid_t)num(argv[2], INT_MIN + 1, INT_MAX),
+				   (int)num(argv[3], 0, 64)));
 	if (!strcmp(c, "fds"))
 		return list_dir("/proc/self/fd", 0);
 	if (!strcmp(c, "env")) {
@@ -261,10 +314,17 @@ int main(int argc, char **argv)
 	if (!strcmp(c, "pids"))
 		return list_dir("/proc", 1);
 	if (!strcmp(c, "forkbomb") && argc == 3)
-		return cmd_forkbomb(atol(argv[2]));
+		return cmd_forkbomb(num(argv[2], 0, 100000));
 	if (!strcmp(c, "membomb") && argc == 3)
-		return cmd_membomb(atol(argv[2]));
-	if (!strcmp(c, "daemon")) {
+		return cmd_membomb(num(argv[2], 0, 1 << 20));
+	if (!strcmp(c, "nofile") && argc == 3)
+		return cmd_nofile(num(argv[2], 0, 1 << 20));
+	if (!strcmp(c, "openw") && argc == 3)
+		return report(open(argv[2], O_WRONLY | O_CLOEXEC));
+	if (!strcmp(c, "stat") && argc == 3)
+		return cmd_stat(argv[2]);
+	if (!strcmp(c, "daemon") && argc <= 4) {
+		long ms = argc >= 3 ? num(argv[2], 0, 60000) : 100;
 		pid_t p = fork();
 		if (p == 0) {
 			setsid();
@@ -276,7 +336,7 @@ int main(int argc, char **argv)
 			_exit(0);
 		}
 		waitpid(p, NULL, 0);
-		usleep(100000);
+		usleep((useconds_t)ms * 1000);
 		return 0;
 	}
 	if (!strcmp(c, "tiocsti")) {
@@ -286,14 +346,15 @@ int main(int argc, char **argv)
 	if (!strcmp(c, "syscall") && argc == 3)
 		return report(try_syscall(argv[2]));
 	if (!strcmp(c, "exit") && argc == 3)
-		return atoi(argv[2]);
+		return (int)num(argv[2], 0, 255);
 	if (!strcmp(c, "signal") && argc == 3) {
-		signal(atoi(argv[2]), SIG_DFL);
-		raise(atoi(argv[2]));
+		int sig = (int)num(argv[2], 1, 64);
+		signal(sig, SIG_DFL);
+		raise(sig);
 		return 0;
 	}
-	if (!strcmp(c, "sleep") && argc == 3) {
-		sleep((unsigned)atoi(argv[2]));
+	if (!strcmp(c, "sleep") && (argc == 3 || argc == 4)) {
+		sleep((unsigned)num(argv[2], 0, 86400));
 		return 0;
 	}
 	return 2;
