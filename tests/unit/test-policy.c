@@ -383,6 +383,10 @@ static void test_null_name_and_diag(void **state)
 	/* a NULL buffer with no bytes is an empty document */
 	assert_int_equal(pol_parse("f", NULL, 0, &p, &d), -EINVAL);
 	assert_non_null(strstr(d.message, "empty"));
+	/* a NULL buffer with bytes is a caller error, still reported */
+	assert_int_equal(pol_parse("f", NULL, 5, &p, &d), -EINVAL);
+	assert_non_null(strstr(d.message, "(expected"));
+	assert_ptr_equal(p, sentinel);
 }
 
 static void test_free_null(void **state)
@@ -544,6 +548,7 @@ static void test_syntax_error_position(void **state)
 	check_error("user:\n  uid: 1000\n gid: 1000\n", 3, 2, "(expected valid YAML)");
 	check_error("hostname: \"abc\n", 2, 1, "(expected valid YAML)");
 	check_error("\tuser: {}\n", 1, 1, "found character that cannot start any token");
+	check_error("{} x\n", 1, 4, "did not find expected <document start> (expected valid YAML)");
 }
 
 static void test_control_and_utf8_rejected(void **state)
@@ -937,6 +942,25 @@ static void test_protect_entries(void **state)
 	check_error("filesystem: {allow_create: [.envrc/]}\n", 1, 29, "filesystem.allow_create[0] '.envrc/' has an empty component");
 }
 
+static void test_relative_path_length(void **state)
+{
+	_cleanup_free_ char *path = malloc(PATH_MAX + 1);
+	_cleanup_free_ char *y = NULL;
+	(void)state;
+	/* 4096 bytes in 16 components of 255 and a 16-byte tail */
+	for (size_t i = 0; i < PATH_MAX; i++)
+		path[i] = (i % 256 == 255) ? '/' : 'p';
+	path[PATH_MAX] = '\0';
+	y = fmt("filesystem: {protect: [%s]}\n", path);
+	check_error(y, 1, 24, "filesystem.protect[0] is 4096 bytes long (expected less than 4096)");
+	path[PATH_MAX - 1] = '\0';
+	free(y);
+	y = fmt("filesystem: {protect: [%s]}\n", path);
+	struct pol_policy *p = parse_ok(y);
+	assert_int_equal(strlen(p->protect[0]), PATH_MAX - 1);
+	pol_free(p);
+}
+
 static void test_allow_create_within_protect(void **state)
 {
 	struct pol_policy *p = parse_ok("filesystem: {allow_create: [.envrc, .vscode]}\n");
@@ -985,6 +1009,8 @@ static void test_seccomp_values(void **state)
 	check_error("seccomp: {deny: [\"open at\"]}\n", 1, 18, "is not a syscall name");
 	check_error("seccomp: {deny: [a, b, a]}\n", 1, 24, "repeats an earlier entry");
 	check_error("seccomp: {allow: ['']}\n", 1, 19, "seccomp.allow[0] '' is not a syscall name");
+	check_error("seccomp: {allow: [a234567890123456789012345678901234567890123456789012345678901234x]}\n",
+		    1, 19, "is longer than 64 characters");
 	check_error("seccomp:\n  allow: [ptrace]\n  deny: [chmod, ptrace]\n", 3, 17,
 		    "seccomp.deny[1] 'ptrace' is also in seccomp.allow (expected a syscall in at most one list)");
 }
@@ -1171,6 +1197,7 @@ int main(void)
 		cmocka_unit_test(test_bind_duplicate_dst),
 		cmocka_unit_test(test_etc_entries),
 		cmocka_unit_test(test_protect_entries),
+		cmocka_unit_test(test_relative_path_length),
 		cmocka_unit_test(test_allow_create_within_protect),
 		cmocka_unit_test(test_env_set),
 		cmocka_unit_test(test_env_pass),
