@@ -43,7 +43,7 @@ static inline void cleanup_fclosep(FILE **f)
 
 /* DEFINE_CLEANUP(type, fn) defines fn##p(type *) that calls fn(*p) when *p is non-NULL. */
 #define DEFINE_CLEANUP(type, fn)                   \
-	static inline void fn##p(type *p)          \
+	__attribute__((unused)) static inline void fn##p(type *p) \
 	{                                          \
 		if (*p)                            \
 			fn(*p);                    \

@@ -36,7 +36,9 @@
  *
  * Numbers are parsed strictly; a malformed one makes the probe exit 2, like a bad command.
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
@@ -185,7 +187,9 @@ static int cmd_nofile(long n)
 	for (; ok < n; ok++) {
 		/* Deliberately without O_CLOEXEC: nothing is exec'd, and the fds are the point. */
 		if (open("/dev/null", O_RDONLY) < 0) {
+			int e = errno;
 			printf("OPENED %ld\n", ok);
+			errno = e;
 			return report(-1);
 		}
 	}
