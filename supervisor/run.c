@@ -527,6 +527,10 @@ static int prepare(struct run_state *st, const struct sup_run_opts *opts,
 	res->unsafe = st->pol->unsafe;
 	if (opts->timeout_set)
 		st->pol->wall_ms = opts->timeout_ms;
+	/* A limit that would not be enforced is refused, never silently ignored. */
+	if (st->pol->output_bytes)
+		return setup_failed(res, 0, "limits.output is not enforced by 'warden run' (its "
+				    "output passes through); set it to 0");
 
 	if (getuid() != geteuid() || getgid() != getegid())
 		return setup_failed(res, 0, "warden must not be installed set-uid or set-gid");
