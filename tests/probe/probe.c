@@ -19,7 +19,8 @@
  *   probe pids                    list the pids visible in /proc
  *   probe forkbomb N              fork up to N sleeping children; print how many succeeded
  *   probe nofile N                open /dev/null N times: "OPENED k", then the error if k < N
- *   probe membomb MIB             allocate and touch MIB MiB; print how many were touched
+ *   probe membomb MIB             allocate and touch MIB MiB; print "TOUCHED n" every 64 MiB
+ *                                 and at the end
  *   probe daemon [MS [MARKER]]    double-fork a child that sleeps 60 s, print its pid, and
  *                                 exit MS ms (default 100) later; MARKER only tags the
  *                                 command line so that the host can find these processes

@@ -1,0 +1,793 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Shared helpers of the tests/priv suite; see harness.h.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <grp.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "harness.h"
+
+/* After warden exits, how long leftover output may take to arrive. */
+#define DRAIN_GRACE_MS 500
+/* The largest record.json we read. */
+#define RECORD_MAX (1u << 20)
+/* The largest /proc/PID/cmdline we look at. */
+#define CMDLINE_MAX 65536
+
+static const char base_path[] = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+/* Sanitizer settings pass through to warden so that a sanitized build is checked as set up. */
+static const char *const passed_env[] = { "ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS",
+					   "MSAN_OPTIONS" };
+
+static const char *env_or_die(const char *name)
+{
+	const char *v = secure_getenv(name);
+	if (!v || !*v) {
+		(void)fprintf(stderr, "%s is not set (run this through 'meson test')\n", name);
+		exit(1);
+	}
+	return v;
+}
+
+const char *th_warden(void)
+{
+	return env_or_die("WARDEN");
+}
+
+const char *th_probe(void)
+{
+	return env_or_die("PROBE");
+}
+
+bool th_must_work(void)
+{
+	const char *v = secure_getenv("SBX_TEST_MUST_WORK");
+	return v && strcmp(v, "1") == 0;
+}
+
+void th_cannot_run(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	(void)fputs(th_must_work() ? "FAIL (SBX_TEST_MUST_WORK=1): " : "SKIP: ", stderr);
+	(void)vfprintf(stderr, fmt, ap);
+	(void)fputc('\n', stderr);
+	va_end(ap);
+	(void)fflush(stdout);
+	exit(th_must_work() ? 1 : TH_EXIT_SKIP);
+}
+
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+	(void)clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+bool th_fully_privileged(void)
+{
+	if (geteuid() != 0)
+		return false;
+	FILE *f = fopen("/proc/self/uid_map", "re");
+	if (!f)
+		return false;
+	unsigned a = 1, b = 1, c = 0;
+	int n = fscanf(f, "%u %u %u", &a, &b, &c);
+	(void)fclose(f);
+	if (n != 3 || a != 0 || b != 0 || c != UINT32_MAX)
+		return false;
+	f = fopen("/proc/self/status", "re");
+	if (!f)
+		return false;
+	char line[256];
+	unsigned long long eff = 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "CapEff: %llx", &eff) == 1)
+			break;
+	(void)fclose(f);
+	return eff & (1ull << 21); /* CAP_SYS_ADMIN */
+}
+
+/* In a forked child: become uid:gid (when different) and report whether fn succeeds. */
+static bool as_user_try(uid_t uid, gid_t gid, bool (*fn)(const void *), const void *arg)
+{
+	pid_t pid = fork();
+	if (pid < 0)
+		return false;
+	if (pid == 0) {
+		if (uid != geteuid() || gid != getegid()) {
+			if (setgroups(0, NULL) < 0 || setresgid(gid, gid, gid) < 0 ||
+			    setresuid(uid, uid, uid) < 0)
+				_exit(2);
+		}
+		_exit(fn(arg) ? 0 : 1);
+	}
+	int status;
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return false;
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+static bool try_userns(const void *unused)
+{
+	(void)unused;
+	return unshare(CLONE_NEWUSER) == 0;
+}
+
+bool th_userns_available(uid_t uid, gid_t gid)
+{
+	return as_user_try(uid, gid, try_userns, NULL);
+}
+
+static bool try_exec_access(const void *path)
+{
+	return access(path, R_OK | X_OK) == 0;
+}
+
+bool th_executable_by(uid_t uid, gid_t gid, const char *path)
+{
+	return as_user_try(uid, gid, try_exec_access, path);
+}
+
+const char *th_setpriv(void)
+{
+	static const char *const candidates[] = { "/usr/bin/setpriv", "/bin/setpriv",
+						  "/usr/sbin/setpriv", "/sbin/setpriv" };
+	for (size_t i = 0; i < sizeof(candidates) / sizeof(candidates[0]); i++)
+		if (access(candidates[i], X_OK) == 0)
+			return candidates[i];
+	return NULL;
+}
+
+static int copy_file(const char *src, const char *dst, mode_t mode, uid_t uid, gid_t gid)
+{
+	int in = open(src, O_RDONLY | O_CLOEXEC);
+	if (in < 0)
+		return -errno;
+	int out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+	if (out < 0) {
+		int e = errno;
+		(void)close(in);
+		return -e;
+	}
+	int r = 0;
+	char buf[65536];
+	for (;;) {
+		ssize_t n = read(in, buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			r = -errno;
+			break;
+		}
+		if (n == 0)
+			break;
+		for (ssize_t off = 0; off < n;) {
+			ssize_t w = write(out, buf + off, (size_t)(n - off));
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w < 0) {
+				r = -errno;
+				break;
+			}
+			off += w;
+		}
+		if (r < 0)
+			break;
+	}
+	if (r == 0 && (fchmod(out, mode) < 0 || fchown(out, uid, gid) < 0))
+		r = -errno;
+	(void)close(in);
+	if (close(out) < 0 && r == 0)
+		r = -errno;
+	return r;
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	if (flag == FTW_DP)
+		(void)rmdir(path);
+	else
+		(void)unlink(path);
+	return 0;
+}
+
+static void rm_rf(const char *path)
+{
+	if (*path)
+		(void)nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+}
+
+int th_ws_new(struct th_ws *ws, uid_t uid, gid_t gid)
+{
+	memset(ws, 0, sizeof(*ws));
+	const char *base = secure_getenv("TMPDIR");
+	if (!base || !*base)
+		base = "/tmp";
+	(void)snprintf(ws->dir, sizeof(ws->dir), "%s/warden-priv-ws-XXXXXX", base);
+	(void)snprintf(ws->aux, sizeof(ws->aux), "%s/warden-priv-aux-XXXXXX", base);
+	int r = 0;
+	if (!mkdtemp(ws->dir)) {
+		ws->dir[0] = '\0';
+		r = -errno;
+	} else if (!mkdtemp(ws->aux)) {
+		ws->aux[0] = '\0';
+		r = -errno;
+	} else if (chmod(ws->dir, 0755) < 0 || chown(ws->dir, uid, gid) < 0 ||
+		   chown(ws->aux, uid, gid) < 0) {
+		r = -errno;
+	} else {
+		char probe[PATH_MAX];
+		if (snprintf(probe, sizeof(probe), "%s/probe", ws->dir) >= (int)sizeof(probe))
+			r = -ENAMETOOLONG;
+		else
+			r = copy_file(th_probe(), probe, 0755, uid, gid);
+	}
+	if (r < 0)
+		th_ws_remove(ws);
+	return r;
+}
+
+void th_ws_remove(struct th_ws *ws)
+{
+	rm_rf(ws->dir);
+	rm_rf(ws->aux);
+	ws->dir[0] = ws->aux[0] = '\0';
+}
+
+void th_aux_path(struct th_ws *ws, const char *stem, char *out)
+{
+	th_pathf(out, "%s/%s-%u", ws->aux, stem, ws->n_files++);
+}
+
+void th_pathf(char *out, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(out, PATH_MAX, fmt, ap);
+	va_end(ap);
+	if (n < 0 || n >= PATH_MAX)
+		fail_msg("path too long: %s", out);
+}
+
+int th_write_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (fd < 0)
+		return -errno;
+	size_t len = strlen(text);
+	ssize_t n = write(fd, text, len);
+	int r = n == (ssize_t)len ? 0 : n < 0 ? -errno : -EIO;
+	if (close(fd) < 0 && r == 0)
+		r = -errno;
+	return r;
+}
+
+void th_policy(struct th_ws *ws, const char *yaml, char *out)
+{
+	th_aux_path(ws, "policy", out);
+	int r = th_write_file(out, yaml);
+	if (r < 0)
+		fail_msg("write policy %s: %s", out, strerror(-r));
+	/* A uid the test switches to must be able to read it. */
+	struct stat st;
+	if (stat(ws->aux, &st) < 0 || chown(out, st.st_uid, st.st_gid) < 0)
+		fail_msg("chown policy %s: %s", out, strerror(errno));
+}
+
+/* The argument vector of a run; strings are borrowed except the numbered options. */
+struct argv_buf {
+	const char *v[96];
+	size_t n;
+	char uid_opt[32], gid_opt[32];
+};
+
+static int argv_add(struct argv_buf *a, const char *s)
+{
+	if (a->n + 1 >= sizeof(a->v) / sizeof(a->v[0]))
+		return -E2BIG;
+	a->v[a->n++] = s;
+	a->v[a->n] = NULL;
+	return 0;
+}
+
+static int build_argv(const struct th_opts *o, const char *const *cmd, struct argv_buf *a)
+{
+	int r = 0;
+	a->n = 0;
+	if (o->direct) {
+		r = argv_add(a, strcmp(cmd[0], TH_PROBE) == 0 ? th_probe() : cmd[0]);
+		for (size_t i = 1; cmd[i] && r >= 0; i++)
+			r = argv_add(a, cmd[i]);
+		return r;
+	}
+	if (o->as_user) {
+		const char *setpriv = th_setpriv();
+		if (!setpriv)
+			return -ENOENT;
+		(void)snprintf(a->uid_opt, sizeof(a->uid_opt), "--reuid=%u", (unsigned)o->uid);
+		(void)snprintf(a->gid_opt, sizeof(a->gid_opt), "--regid=%u", (unsigned)o->gid);
+		const char *pre[] = { setpriv, a->uid_opt, a->gid_opt, "--clear-groups",
+				      "--inh-caps=-all", "--bounding-set=-all" };
+		for (size_t i = 0; i < sizeof(pre) / sizeof(pre[0]) && r >= 0; i++)
+			r = argv_add(a, pre[i]);
+	}
+	if (r >= 0)
+		r = argv_add(a, th_warden());
+	if (r >= 0)
+		r = argv_add(a, "run");
+	const char *opts[][2] = {
+		{ "--workspace", o->workspace },
+		{ "--policy", o->policy },
+		{ "--record", o->record },
+		{ "--timeout", o->timeout },
+	};
+	for (size_t i = 0; i < sizeof(opts) / sizeof(opts[0]) && r >= 0; i++) {
+		if (!opts[i][1])
+			continue;
+		r = argv_add(a, opts[i][0]);
+		if (r >= 0)
+			r = argv_add(a, opts[i][1]);
+	}
+	if (r >= 0)
+		r = argv_add(a, "--");
+	for (size_t i = 0; cmd[i] && r >= 0; i++)
+		r = argv_add(a, cmd[i]);
+	return r;
+}
+
+static int build_env(const struct th_opts *o, struct argv_buf *e)
+{
+	e->n = 0;
+	int r = argv_add(e, base_path);
+	for (size_t i = 0; i < sizeof(passed_env) / sizeof(passed_env[0]) && r >= 0; i++) {
+		size_t len = strlen(passed_env[i]);
+		for (char **v = environ; *v && r >= 0; v++)
+			if (strncmp(*v, passed_env[i], len) == 0 && (*v)[len] == '=')
+				r = argv_add(e, *v);
+	}
+	for (size_t i = 0; o->env && o->env[i] && r >= 0; i++)
+		r = argv_add(e, o->env[i]);
+	return r;
+}
+
+int th_spawn(const struct th_opts *o, const char *const *cmd, struct th_proc *p)
+{
+	struct argv_buf a, e;
+	memset(p, 0, sizeof(*p));
+	p->pid = -1;
+	p->pidfd = p->fd[0] = p->fd[1] = -1;
+	int r = build_argv(o, cmd, &a);
+	if (r >= 0)
+		r = build_env(o, &e);
+	if (r < 0)
+		return r;
+	int out[2] = { -1, -1 }, err[2] = { -1, -1 };
+	if (pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0) {
+		r = -errno;
+		goto fail;
+	}
+	p->buf[0] = malloc(TH_CAPTURE_MAX + 1);
+	p->buf[1] = malloc(TH_CAPTURE_MAX + 1);
+	if (!p->buf[0] || !p->buf[1]) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	p->buf[0][0] = p->buf[1][0] = '\0';
+	p->t0 = mono_ms();
+	p->deadline = p->t0 + (o->hard_timeout_ms ? o->hard_timeout_ms : TH_HARD_TIMEOUT_MS);
+
+	(void)fflush(stdout);
+	(void)fflush(stderr);
+	pid_t pid = fork();
+	if (pid < 0) {
+		r = -errno;
+		goto fail;
+	}
+	if (pid == 0) {
+		/* The child: async-signal-safe calls only, until exec. */
+		char self[24];
+		(void)setpgid(0, 0);
+		int in = o->stdin_fd > 0 ? o->stdin_fd : open("/dev/null", O_RDONLY | O_CLOEXEC);
+		if (in < 0 || dup2(in, 0) < 0 || dup2(out[1], 1) < 0 || dup2(err[1], 2) < 0)
+			_exit(120);
+		if (chdir(o->cwd ? o->cwd : "/") < 0)
+			_exit(121);
+		(void)snprintf(self, sizeof(self), "%d", (int)getpid());
+		for (size_t i = 0; i < a.n; i++)
+			if (strcmp(a.v[i], TH_WARDEN_PID) == 0)
+				a.v[i] = self;
+		execve(a.v[0], (char *const *)a.v, (char *const *)e.v);
+		_exit(122);
+	}
+	p->pid = pid;
+	(void)close(out[1]);
+	(void)close(err[1]);
+	p->fd[0] = out[0];
+	p->fd[1] = err[0];
+	for (int i = 0; i < 2; i++)
+		(void)fcntl(p->fd[i], F_SETFL, O_NONBLOCK);
+	p->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (p->pidfd < 0) {
+		r = -errno;
+		(void)kill(-pid, SIGKILL);
+		(void)kill(pid, SIGKILL);
+		(void)waitpid(pid, NULL, 0);
+		p->pid = -1;
+		goto fail_parent;
+	}
+	return 0;
+
+fail:
+	for (int i = 0; i < 2; i++) {
+		if (out[i] >= 0)
+			(void)close(out[i]);
+		if (err[i] >= 0)
+			(void)close(err[i]);
+	}
+fail_parent:
+	for (int i = 0; i < 2; i++) {
+		if (p->fd[i] >= 0)
+			(void)close(p->fd[i]);
+		p->fd[i] = -1;
+		free(p->buf[i]);
+		p->buf[i] = NULL;
+	}
+	return r;
+}
+
+/* Reads what is available on fd i; at EOF closes it. Beyond the cap, data is dropped. */
+static void drain(struct th_proc *p, int i)
+{
+	char tmp[65536];
+	for (;;) {
+		ssize_t n = read(p->fd[i], tmp, sizeof(tmp));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return; /* EAGAIN */
+		if (n == 0) {
+			(void)close(p->fd[i]);
+			p->fd[i] = -1;
+			return;
+		}
+		size_t keep = TH_CAPTURE_MAX - p->len[i];
+		if ((size_t)n < keep)
+			keep = (size_t)n;
+		memcpy(p->buf[i] + p->len[i], tmp, keep);
+		p->len[i] += keep;
+		p->buf[i][p->len[i]] = '\0';
+	}
+}
+
+static void reap(struct th_proc *p, int flags)
+{
+	if (p->exited)
+		return;
+	int status;
+	pid_t r;
+	while ((r = waitpid(p->pid, &status, flags)) < 0 && errno == EINTR)
+		;
+	if (r == p->pid) {
+		p->exited = true;
+		p->status = status;
+		p->drain_deadline = mono_ms() + DRAIN_GRACE_MS;
+	}
+}
+
+/* One poll round of at most timeout_ms. */
+static void pump(struct th_proc *p, uint64_t timeout_ms)
+{
+	struct pollfd pfd[3];
+	int n = 0, idx[3];
+	for (int i = 0; i < 2; i++) {
+		if (p->fd[i] < 0)
+			continue;
+		idx[n] = i;
+		pfd[n++] = (struct pollfd){ .fd = p->fd[i], .events = POLLIN };
+	}
+	if (!p->exited) {
+		idx[n] = 2;
+		pfd[n++] = (struct pollfd){ .fd = p->pidfd, .events = POLLIN };
+	}
+	if (n == 0)
+		return;
+	int r = poll(pfd, (nfds_t)n, (int)(timeout_ms > 1000 ? 1000 : timeout_ms));
+	if (r <= 0)
+		return;
+	for (int k = 0; k < n; k++) {
+		if (!pfd[k].revents)
+			continue;
+		if (idx[k] == 2)
+			reap(p, WNOHANG);
+		else
+			drain(p, idx[k]);
+	}
+}
+
+static bool run_over(const struct th_proc *p)
+{
+	return p->exited && p->fd[0] < 0 && p->fd[1] < 0;
+}
+
+bool th_wait_stdout(struct th_proc *p, const char *needle, unsigned ms)
+{
+	uint64_t end = mono_ms() + ms;
+	for (;;) {
+		if (strstr(p->buf[0], needle))
+			return true;
+		uint64_t now = mono_ms();
+		if (now >= end || run_over(p) || (p->exited && now >= p->drain_deadline))
+			return false;
+		pump(p, end - now);
+	}
+}
+
+void th_finish(struct th_proc *p, struct th_out *out)
+{
+	memset(out, 0, sizeof(*out));
+	for (;;) {
+		uint64_t now = mono_ms();
+		if (run_over(p) || (p->exited && now >= p->drain_deadline))
+			break;
+		if (!p->exited && now >= p->deadline) {
+			(void)kill(-p->pid, SIGKILL);
+			(void)kill(p->pid, SIGKILL);
+			reap(p, 0);
+			out->hard_timeout = true;
+			for (int i = 0; i < 2; i++)
+				if (p->fd[i] >= 0)
+					drain(p, i);
+			break;
+		}
+		pump(p, p->exited ? p->drain_deadline - now : p->deadline - now);
+	}
+	out->elapsed_ms = mono_ms() - p->t0;
+	if (out->hard_timeout)
+		out->code = -1;
+	else if (WIFEXITED(p->status))
+		out->code = WEXITSTATUS(p->status);
+	else if (WIFSIGNALED(p->status))
+		out->code = 128 + WTERMSIG(p->status);
+	else
+		out->code = -1;
+	out->out = p->buf[0];
+	out->err = p->buf[1];
+	out->out_len = p->len[0];
+	out->err_len = p->len[1];
+	for (int i = 0; i < 2; i++) {
+		if (p->fd[i] >= 0)
+			(void)close(p->fd[i]);
+		p->fd[i] = -1;
+		p->buf[i] = NULL;
+	}
+	if (p->pidfd >= 0)
+		(void)close(p->pidfd);
+	p->pidfd = -1;
+}
+
+void th_run(const struct th_opts *o, const char *const *cmd, struct th_out *out)
+{
+	struct th_proc p;
+	int r = th_spawn(o, cmd, &p);
+	if (r < 0)
+		fail_msg("spawn warden: %s", strerror(-r));
+	th_finish(&p, out);
+	if (out->hard_timeout)
+		print_error("run hit the hard timeout after %llu ms\nstdout: %s\nstderr: %s\n",
+			    (unsigned long long)out->elapsed_ms, out->out, out->err);
+}
+
+void th_out_done(struct th_out *out)
+{
+	free(out->out);
+	free(out->err);
+	memset(out, 0, sizeof(*out));
+}
+
+/* Calls fn(pid) for every host process matching as th_count_procs describes. */
+static int scan_procs(const char *marker, const char *argv0_suffix, pid_t exclude,
+		      void (*fn)(pid_t))
+{
+	DIR *d = opendir("/proc");
+	if (!d)
+		fail_msg("opendir /proc: %s", strerror(errno));
+	static char buf[CMDLINE_MAX + 1];
+	int count = 0;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+		if (*end || end == de->d_name || pid <= 0 || pid == exclude)
+			continue;
+		char path[64];
+		(void)snprintf(path, sizeof(path), "/proc/%ld/cmdline", pid);
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		size_t len = 0;
+		for (;;) {
+			ssize_t n = read(fd, buf + len, CMDLINE_MAX - len);
+			if (n <= 0)
+				break;
+			len += (size_t)n;
+			if (len == CMDLINE_MAX)
+				break;
+		}
+		(void)close(fd);
+		if (len == 0)
+			continue;
+		buf[len] = '\0';
+		const char *argv0 = buf;
+		bool match = false;
+		for (size_t off = 0; off < len; off += strlen(buf + off) + 1)
+			if (strcmp(buf + off, marker) == 0)
+				match = true;
+		if (match && argv0_suffix) {
+			size_t a = strlen(argv0), s = strlen(argv0_suffix);
+			match = a >= s && strcmp(argv0 + a - s, argv0_suffix) == 0;
+		}
+		if (match) {
+			count++;
+			if (fn)
+				fn((pid_t)pid);
+		}
+	}
+	(void)closedir(d);
+	return count;
+}
+
+int th_count_procs(const char *marker, const char *argv0_suffix, pid_t exclude)
+{
+	return scan_procs(marker, argv0_suffix, exclude, NULL);
+}
+
+static void kill_one(pid_t pid)
+{
+	(void)kill(pid, SIGKILL);
+}
+
+void th_kill_procs(const char *marker, pid_t exclude)
+{
+	(void)scan_procs(marker, NULL, exclude, kill_one);
+}
+
+void th_marker(const char *stem, char *out, size_t len)
+{
+	static unsigned n;
+	struct timespec ts;
+	(void)clock_gettime(CLOCK_REALTIME, &ts);
+	(void)snprintf(out, len, "%s-%d-%ld-%u", stem, (int)getpid(), (long)ts.tv_nsec, n++);
+}
+
+cJSON *th_record_load(const char *dir)
+{
+	char path[PATH_MAX];
+	(void)snprintf(path, sizeof(path), "%s/record.json", dir);
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		fail_msg("open %s: %s", path, strerror(errno));
+	char *buf = malloc(RECORD_MAX + 1);
+	assert_non_null(buf);
+	size_t len = 0;
+	for (;;) {
+		ssize_t n = read(fd, buf + len, RECORD_MAX - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+		if (len == RECORD_MAX)
+			break;
+	}
+	(void)close(fd);
+	buf[len] = '\0';
+	cJSON *root = cJSON_ParseWithLength(buf, len);
+	if (!root) {
+		print_error("record.json:\n%s\n", buf);
+		free(buf);
+		fail_msg("%s is not valid JSON", path);
+	}
+	free(buf);
+	return root;
+}
+
+const cJSON *th_json_at(const cJSON *root, const char *path)
+{
+	char key[128];
+	const cJSON *node = root;
+	while (node && *path) {
+		size_t n = strcspn(path, ".");
+		if (n >= sizeof(key))
+			return NULL;
+		memcpy(key, path, n);
+		key[n] = '\0';
+		node = cJSON_GetObjectItemCaseSensitive(node, key);
+		path += n + (path[n] == '.');
+	}
+	return node;
+}
+
+const char *th_json_str(const cJSON *root, const char *path)
+{
+	const cJSON *n = th_json_at(root, path);
+	if (!cJSON_IsString(n))
+		fail_msg("record: %s is missing or not a string", path);
+	return n->valuestring;
+}
+
+double th_json_num(const cJSON *root, const char *path)
+{
+	const cJSON *n = th_json_at(root, path);
+	if (!cJSON_IsNumber(n))
+		fail_msg("record: %s is missing or not a number", path);
+	return n->valuedouble;
+}
+
+bool th_json_bool(const cJSON *root, const char *path)
+{
+	const cJSON *n = th_json_at(root, path);
+	if (!cJSON_IsBool(n))
+		fail_msg("record: %s is missing or not a boolean", path);
+	return cJSON_IsTrue(n);
+}
+
+bool th_status_field(const char *text, const char *key, char *out, size_t len)
+{
+	size_t klen = strlen(key);
+	for (const char *line = text; line && *line;) {
+		const char *nl = strchr(line, '\n');
+		size_t llen = nl ? (size_t)(nl - line) : strlen(line);
+		if (llen > klen && strncmp(line, key, klen) == 0 && line[klen] == ':') {
+			const char *v = line + klen + 1;
+			size_t vlen = llen - klen - 1;
+			while (vlen && (*v == '\t' || *v == ' ')) {
+				v++;
+				vlen--;
+			}
+			while (vlen && (v[vlen - 1] == ' ' || v[vlen - 1] == '\t'))
+				vlen--;
+			if (vlen >= len)
+				return false;
+			memcpy(out, v, vlen);
+			out[vlen] = '\0';
+			return true;
+		}
+		line = nl ? nl + 1 : NULL;
+	}
+	return false;
+}
+
+bool th_has_line(const char *text, const char *want)
+{
+	size_t wlen = strlen(want);
+	for (const char *line = text; line && *line;) {
+		const char *nl = strchr(line, '\n');
+		size_t llen = nl ? (size_t)(nl - line) : strlen(line);
+		if (llen == wlen && strncmp(line, want, wlen) == 0)
+			return true;
+		line = nl ? nl + 1 : NULL;
+	}
+	return false;
+}

@@ -1,0 +1,1246 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Privileged integration tests of `warden run`: each test builds a real sandbox as root and
+ * has the probe try to break out of it, then checks the exact answer (an errno name, a
+ * status line, an exit code, a record field) and, where the attempt targets the host, the
+ * host side too. Where a result could be right by accident, a control run of the probe
+ * outside the sandbox shows that the test can fail.
+ *
+ * Needs full privilege (root with CAP_SYS_ADMIN in the initial user namespace, which puts
+ * warden in privileged mode); otherwise the program exits 77, or fails under
+ * SBX_TEST_MUST_WORK=1.
+ */
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "harness.h"
+
+/* Where privileged mode allocates host ids from (policy/default.yaml, user.host_ids). */
+#define HOST_ID_BASE 2000000000.0
+#define ZERO_CAPS "0000000000000000"
+
+/* One test's fixture: a fresh workspace, the last run, and anything to clean up. */
+struct fx {
+	struct th_ws ws;
+	const void *param;          /* the test's initial state (table-driven tests) */
+	struct th_out out;
+	cJSON *record;
+	char marker[96];            /* host processes tagged with this are killed at teardown */
+	char host_files[4][PATH_MAX];
+};
+
+static int fx_setup(void **state)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+	if (!f)
+		return -1;
+	f->param = *state;
+	int r = th_ws_new(&f->ws, 0, 0);
+	if (r < 0) {
+		print_error("create a workspace: %s\n", strerror(-r));
+		free(f);
+		return -1;
+	}
+	*state = f;
+	return 0;
+}
+
+static int fx_teardown(void **state)
+{
+	struct fx *f = *state;
+	if (f->marker[0])
+		th_kill_procs(f->marker, 0);
+	for (size_t i = 0; i < sizeof(f->host_files) / sizeof(f->host_files[0]); i++)
+		if (f->host_files[i][0])
+			(void)unlink(f->host_files[i]);
+	th_out_done(&f->out);
+	cJSON_Delete(f->record);
+	th_ws_remove(&f->ws);
+	free(f);
+	return 0;
+}
+
+/* Default options: the fixture's workspace. */
+static struct th_opts ws_opts(struct fx *f)
+{
+	return (struct th_opts){ .workspace = f->ws.dir };
+}
+
+/* Runs warden with o; the result replaces f->out (shown by expect() on a mismatch). */
+static void run_with(struct fx *f, const struct th_opts *o, const char *const *cmd)
+{
+	th_out_done(&f->out);
+	th_run(o, cmd, &f->out);
+}
+
+static void run(struct fx *f, const char *const *cmd)
+{
+	struct th_opts o = ws_opts(f);
+	run_with(f, &o, cmd);
+}
+
+/* Prints the last run, for a failure's context. */
+static void show(const struct fx *f)
+{
+	print_error("warden exit %d after %llu ms\n--- stdout ---\n%s--- stderr ---\n%s---\n",
+		    f->out.code, (unsigned long long)f->out.elapsed_ms, f->out.out, f->out.err);
+}
+
+/* Asserts the last run's exit code and, unless out is NULL, its exact stdout. */
+static void expect(const struct fx *f, int code, const char *out)
+{
+	if (f->out.code != code || (out && strcmp(f->out.out, out) != 0))
+		show(f);
+	assert_int_equal(f->out.code, code);
+	if (out)
+		assert_string_equal(f->out.out, out);
+}
+
+/* Runs cmd in the fixture's workspace with the default policy, then expect(). */
+static void probe_expect(struct fx *f, const char *const *cmd, int code, const char *out)
+{
+	run(f, cmd);
+	expect(f, code, out);
+}
+
+/* A write refused by a read-only mount or by permissions: either answer is a refusal. */
+static void expect_write_refused(struct fx *f, const char *const *cmd)
+{
+	run(f, cmd);
+	if (strcmp(f->out.out, "ERR EROFS 30\n") != 0 &&
+	    strcmp(f->out.out, "ERR EACCES 13\n") != 0) {
+		show(f);
+		fail_msg("expected EROFS or EACCES");
+	}
+	assert_int_equal(f->out.code, 1);
+}
+
+static void ws_path(const struct fx *f, const char *rel, char *out)
+{
+	th_pathf(out, "%s/%s", f->ws.dir, rel);
+}
+
+static void host_mkdir(const struct fx *f, const char *rel)
+{
+	char p[PATH_MAX];
+	ws_path(f, rel, p);
+	if (mkdir(p, 0755) < 0)
+		fail_msg("mkdir %s: %s", p, strerror(errno));
+}
+
+static void host_write(const struct fx *f, const char *rel, const char *text)
+{
+	char p[PATH_MAX];
+	ws_path(f, rel, p);
+	int r = th_write_file(p, text);
+	if (r < 0)
+		fail_msg("write %s: %s", p, strerror(-r));
+}
+
+static bool host_exists(const struct fx *f, const char *rel)
+{
+	char p[PATH_MAX];
+	struct stat st;
+	ws_path(f, rel, p);
+	return lstat(p, &st) == 0;
+}
+
+/* The names in dir, sorted and joined by ' ' into out. */
+static void list_dir(const char *dir, char *out, size_t len)
+{
+	struct dirent **ents = NULL;
+	int n = scandir(dir, &ents, NULL, alphasort);
+	if (n < 0)
+		fail_msg("scandir %s: %s", dir, strerror(errno));
+	size_t off = 0;
+	out[0] = '\0';
+	for (int i = 0; i < n; i++) {
+		const char *name = ents[i]->d_name;
+		if (strcmp(name, ".") != 0 && strcmp(name, "..") != 0 && off < len)
+			off += (size_t)snprintf(out + off, len - off, "%s%s", off ? " " : "", name);
+		free(ents[i]);
+	}
+	free(ents);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Identity                                                                                 */
+
+static void test_identity_status(void **state)
+{
+	struct fx *f = *state;
+	run(f, TH_CMD(TH_PROBE, "status"));
+	expect(f, 0, NULL);
+	static const char *const zero[] = { "CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb" };
+	char v[128];
+	for (size_t i = 0; i < sizeof(zero) / sizeof(zero[0]); i++) {
+		if (!th_status_field(f->out.out, zero[i], v, sizeof(v)))
+			fail_msg("no %s line in:\n%s", zero[i], f->out.out);
+		assert_string_equal(v, ZERO_CAPS);
+	}
+	assert_true(th_status_field(f->out.out, "NoNewPrivs", v, sizeof(v)));
+	assert_string_equal(v, "1");
+	assert_true(th_status_field(f->out.out, "Seccomp", v, sizeof(v)));
+	assert_string_equal(v, "2");
+	assert_true(th_status_field(f->out.out, "Uid", v, sizeof(v)));
+	assert_string_equal(v, "1000\t1000\t1000\t1000");
+	assert_true(th_status_field(f->out.out, "Gid", v, sizeof(v)));
+	assert_string_equal(v, "1000\t1000\t1000\t1000");
+}
+
+static void test_identity_record(void **state)
+{
+	struct fx *f = *state;
+	char rec[PATH_MAX];
+	th_aux_path(&f->ws, "record", rec);
+	struct th_opts o = ws_opts(f);
+	o.record = rec;
+	run_with(f, &o, TH_CMD(TH_PROBE, "status"));
+	expect(f, 0, NULL);
+	char filters[32];
+	assert_true(th_status_field(f->out.out, "Seccomp_filters", filters, sizeof(filters)));
+
+	f->record = th_record_load(rec);
+	const cJSON *r = f->record;
+	assert_string_equal(th_json_str(r, "sandbox.mode"), "privileged");
+	double host_uid = th_json_num(r, "sandbox.host_uid");
+	double host_gid = th_json_num(r, "sandbox.host_gid");
+	assert_true(host_uid >= HOST_ID_BASE);
+	assert_true(host_gid >= HOST_ID_BASE);
+
+	assert_true(th_json_bool(r, "identity.checked"));
+	assert_true(th_json_bool(r, "identity.held"));
+	assert_true(th_json_num(r, "identity.uid") == host_uid);
+	assert_true(th_json_num(r, "identity.gid") == host_gid);
+	static const char *const caps[] = { "identity.CapInh", "identity.CapPrm", "identity.CapEff",
+					    "identity.CapBnd", "identity.CapAmb" };
+	for (size_t i = 0; i < sizeof(caps) / sizeof(caps[0]); i++)
+		assert_string_equal(th_json_str(r, caps[i]), ZERO_CAPS);
+	assert_int_equal((int)th_json_num(r, "identity.NoNewPrivs"), 1);
+	assert_int_equal((int)th_json_num(r, "identity.Seccomp"), 2);
+	assert_int_equal((long)th_json_num(r, "identity.Seccomp_filters"),
+			 strtol(filters, NULL, 10));
+
+	static const char *const ns[] = { "user", "pid", "mnt", "net", "uts", "ipc", "cgroup" };
+	for (size_t i = 0; i < sizeof(ns) / sizeof(ns[0]); i++) {
+		char p[96];
+		(void)snprintf(p, sizeof(p), "identity.namespaces.%s.separate", ns[i]);
+		if (!th_json_bool(r, p))
+			fail_msg("namespace %s is shared with the supervisor", ns[i]);
+		(void)snprintf(p, sizeof(p), "identity.namespaces.%s.supervisor", ns[i]);
+		double sup = th_json_num(r, p);
+		(void)snprintf(p, sizeof(p), "identity.namespaces.%s.sandbox", ns[i]);
+		assert_true(th_json_num(r, p) != sup);
+	}
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* The host filesystem is out of view                                                       */
+
+static void test_host_root_hidden(void **state)
+{
+	struct fx *f = *state;
+	struct stat st;
+	assert_int_equal(stat("/root", &st), 0);
+	probe_expect(f, TH_CMD(TH_PROBE, "open", "/root"), 1, "ERR ENOENT 2\n");
+}
+
+static void test_host_home_hidden(void **state)
+{
+	struct fx *f = *state;
+	/* Make sure there is at least one host home to look for (when the host has /home). */
+	char own[PATH_MAX];
+	(void)snprintf(own, sizeof(own), "/home/warden-priv-%d", (int)getpid());
+	bool have_home = mkdir(own, 0700) == 0;
+	if (!have_home && errno != ENOENT)
+		fail_msg("mkdir %s: %s", own, strerror(errno));
+	struct dirent **ents = NULL;
+	int n = have_home ? scandir("/home", &ents, NULL, alphasort) : 0;
+	int checked = 0;
+	for (int i = 0; i < n; i++) {
+		const char *name = ents[i]->d_name;
+		if (strcmp(name, ".") != 0 && strcmp(name, "..") != 0 &&
+		    strcmp(name, "agent") != 0) {
+			char p[PATH_MAX];
+			(void)snprintf(p, sizeof(p), "/home/%s", name);
+			run(f, TH_CMD(TH_PROBE, "open", p));
+			if (strcmp(f->out.out, "ERR ENOENT 2\n") != 0) {
+				(void)rmdir(own);
+				show(f);
+				fail_msg("host home %s is visible", p);
+			}
+			checked++;
+		}
+		free(ents[i]);
+	}
+	free(ents);
+	(void)rmdir(own);
+	assert_true(checked >= (have_home ? 1 : 0));
+	/* The sandbox's own home is there. */
+	probe_expect(f, TH_CMD(TH_PROBE, "open", "/home/agent"), 0, "OK 3\n");
+}
+
+static void test_host_files_hidden(void **state)
+{
+	struct fx *f = *state;
+	static const char *const dirs[] = { "/var/tmp", "/opt", "/tmp", "/srv", "/mnt" };
+	size_t made = 0;
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]) && made < 4; i++) {
+		char *p = f->host_files[made];
+		(void)snprintf(p, PATH_MAX, "%s/warden-priv-secret-XXXXXX", dirs[i]);
+		int fd = mkstemp(p);
+		if (fd < 0) {
+			p[0] = '\0';
+			continue;
+		}
+		(void)close(fd);
+		made++;
+		probe_expect(f, TH_CMD(TH_PROBE, "open", p), 1, "ERR ENOENT 2\n");
+	}
+	assert_true(made >= 2);
+}
+
+static void test_etc_shadow_hidden(void **state)
+{
+	struct fx *f = *state;
+	probe_expect(f, TH_CMD(TH_PROBE, "open", "/etc/shadow"), 1, "ERR ENOENT 2\n");
+	probe_expect(f, TH_CMD(TH_PROBE, "open", "/etc/gshadow"), 1, "ERR ENOENT 2\n");
+	probe_expect(f, TH_CMD(TH_PROBE, "open", "/etc/sudoers"), 1, "ERR ENOENT 2\n");
+}
+
+static void test_sys_absent(void **state)
+{
+	struct fx *f = *state;
+	probe_expect(f, TH_CMD(TH_PROBE, "open", "/sys"), 1, "ERR ENOENT 2\n");
+	probe_expect(f, TH_CMD(TH_PROBE, "open", "/sys/fs/cgroup"), 1, "ERR ENOENT 2\n");
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Nothing outside /workspace is writable                                                   */
+
+static void test_usr_readonly(void **state)
+{
+	struct fx *f = *state;
+	char name[64], inside[96];
+	(void)snprintf(name, sizeof(name), "warden-priv-%d", (int)getpid());
+	(void)snprintf(inside, sizeof(inside), "/usr/%s", name);
+	expect_write_refused(f, TH_CMD(TH_PROBE, "write", inside));
+	expect_write_refused(f, TH_CMD(TH_PROBE, "write", "/usr/bin/env"));
+	struct stat st;
+	assert_int_equal(lstat(inside, &st), -1);
+}
+
+static void test_etc_passwd_readonly(void **state)
+{
+	struct fx *f = *state;
+	expect_write_refused(f, TH_CMD(TH_PROBE, "write", "/etc/passwd"));
+	expect_write_refused(f, TH_CMD(TH_PROBE, "write", "/etc/warden-new"));
+}
+
+static void test_root_readonly(void **state)
+{
+	struct fx *f = *state;
+	expect_write_refused(f, TH_CMD(TH_PROBE, "write", "/warden-new"));
+	expect_write_refused(f, TH_CMD(TH_PROBE, "mkdir", "/warden-dir"));
+}
+
+static void test_proc_sys_readonly(void **state)
+{
+	struct fx *f = *state;
+	expect_write_refused(f, TH_CMD(TH_PROBE, "write", "/proc/sys/kernel/hostname"));
+	expect_write_refused(f, TH_CMD(TH_PROBE, "openw", "/proc/sys/kernel/core_pattern"));
+}
+
+/*
+ * A masked /proc file is /dev/null bound over it (what is written goes nowhere: a read-only
+ * mount does not stop writes to a device node, so success of the write proves nothing); one
+ * the host kernel lacks is simply absent.
+ */
+static void expect_proc_masked(struct fx *f, const char *name)
+{
+	char host[64];
+	(void)snprintf(host, sizeof(host), "/proc/%s", name);
+	struct stat st;
+	if (lstat(host, &st) < 0) {
+		probe_expect(f, TH_CMD(TH_PROBE, "stat", host), 1, "ERR ENOENT 2\n");
+		return;
+	}
+	run(f, TH_CMD(TH_PROBE, "stat", host));
+	size_t len = strlen(f->out.out);
+	if (strncmp(f->out.out, "OK chr ", 7) != 0 || len < 5 ||
+	    strcmp(f->out.out + len - 5, " 1:3\n") != 0) {
+		show(f);
+		fail_msg("%s is not masked by /dev/null", host);
+	}
+}
+
+static void test_proc_sysrq_masked(void **state)
+{
+	expect_proc_masked(*state, "sysrq-trigger");
+}
+
+static void test_proc_sensitive_masked(void **state)
+{
+	static const char *const names[] = { "kcore", "kallsyms", "keys", "key-users",
+					     "timer_list", "kmsg", "sched_debug", "vmallocinfo",
+					     "kpagecount", "kpageflags", "config.gz" };
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		expect_proc_masked(*state, names[i]);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Workspace ownership (idmapped mount)                                                      */
+
+#define WS_UID 4242u
+#define WS_GID 4343u
+
+static void chown_ws(struct fx *f, uid_t uid, gid_t gid)
+{
+	char probe[PATH_MAX];
+	ws_path(f, "probe", probe);
+	if (chown(f->ws.dir, uid, gid) < 0 || chown(probe, uid, gid) < 0)
+		fail_msg("chown the workspace: %s", strerror(errno));
+}
+
+static void test_ws_files_owned_by_ws_owner(void **state)
+{
+	struct fx *f = *state;
+	chown_ws(f, WS_UID, WS_GID);
+	/* Inside, the workspace's owner is the sandbox user. */
+	run(f, TH_CMD(TH_PROBE, "stat", "/workspace"));
+	if (strncmp(f->out.out, "OK dir 1000 1000 0755 ", 22) != 0) {
+		show(f);
+		fail_msg("/workspace is not owned by the sandbox user");
+	}
+	probe_expect(f, TH_CMD(TH_PROBE, "write", "/workspace/new"), 0, "OK 1\n");
+	probe_expect(f, TH_CMD(TH_PROBE, "mkdir", "/workspace/newdir"), 0, "OK 0\n");
+	static const char *const made[] = { "new", "newdir" };
+	for (size_t i = 0; i < 2; i++) {
+		char p[PATH_MAX];
+		struct stat st;
+		ws_path(f, made[i], p);
+		assert_int_equal(lstat(p, &st), 0);
+		assert_int_equal(st.st_uid, WS_UID);
+		assert_int_equal(st.st_gid, WS_GID);
+	}
+}
+
+static void test_ws_root_owned_files(void **state)
+{
+	struct fx *f = *state;
+	probe_expect(f, TH_CMD(TH_PROBE, "write", "/workspace/new"), 0, "OK 1\n");
+	char p[PATH_MAX];
+	struct stat st;
+	ws_path(f, "new", p);
+	assert_int_equal(lstat(p, &st), 0);
+	assert_int_equal(st.st_uid, 0);
+	assert_int_equal(st.st_gid, 0);
+}
+
+static void test_ws_never_chowned(void **state)
+{
+	struct fx *f = *state;
+	chown_ws(f, WS_UID, WS_GID);
+	assert_int_equal(chmod(f->ws.dir, 0750), 0);
+	host_write(f, "untouched", "data\n");
+	char p[PATH_MAX];
+	ws_path(f, "untouched", p);
+	assert_int_equal(chown(p, 5151, 5252), 0);
+	assert_int_equal(chmod(p, 0640), 0);
+	struct stat ws0, file0, ws1, file1;
+	assert_int_equal(stat(f->ws.dir, &ws0), 0);
+	assert_int_equal(stat(p, &file0), 0);
+
+	probe_expect(f, TH_CMD(TH_PROBE, "write", "/workspace/other"), 0, "OK 1\n");
+
+	assert_int_equal(stat(f->ws.dir, &ws1), 0);
+	assert_int_equal(stat(p, &file1), 0);
+	assert_int_equal(ws1.st_uid, WS_UID);
+	assert_int_equal(ws1.st_gid, WS_GID);
+	assert_int_equal(ws1.st_mode, ws0.st_mode);
+	assert_int_equal(file1.st_uid, 5151);
+	assert_int_equal(file1.st_gid, 5252);
+	assert_int_equal(file1.st_mode, file0.st_mode);
+	/* A chown or chmod, even one undone later, moves ctime. */
+	assert_int_equal(file1.st_ctim.tv_sec, file0.st_ctim.tv_sec);
+	assert_int_equal(file1.st_ctim.tv_nsec, file0.st_ctim.tv_nsec);
+}
+
+static void test_ws_default_is_cwd(void **state)
+{
+	struct fx *f = *state;
+	struct th_opts o = { .cwd = f->ws.dir };
+	run_with(f, &o, TH_CMD(TH_PROBE, "write", "/workspace/from-cwd"));
+	expect(f, 0, "OK 1\n");
+	assert_true(host_exists(f, "from-cwd"));
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Protected workspace paths                                                                 */
+
+static void make_git(struct fx *f)
+{
+	host_mkdir(f, ".git");
+	host_mkdir(f, ".git/hooks");
+	host_write(f, ".git/config", "[core]\n\tbare = false\n");
+	host_write(f, ".git/HEAD", "ref: refs/heads/main\n");
+}
+
+static void test_protect_git_hooks(void **state)
+{
+	struct fx *f = *state;
+	make_git(f);
+	expect_write_refused(f, TH_CMD(TH_PROBE, "write", "/workspace/.git/hooks/pre-commit"));
+	expect_write_refused(f, TH_CMD(TH_PROBE, "mkdir", "/workspace/.git/hooks/sub"));
+	assert_false(host_exists(f, ".git/hooks/pre-commit"));
+	assert_false(host_exists(f, ".git/hooks/sub"));
+}
+
+static void test_protect_git_config(void **state)
+{
+	struct fx *f = *state;
+	make_git(f);
+	expect_write_refused(f, TH_CMD(TH_PROBE, "write", "/workspace/.git/config"));
+	char p[PATH_MAX], buf[64] = "";
+	ws_path(f, ".git/config", p);
+	FILE *fp = fopen(p, "re");
+	assert_non_null(fp);
+	size_t n = fread(buf, 1, sizeof(buf) - 1, fp);
+	(void)fclose(fp);
+	buf[n] = '\0';
+	assert_string_equal(buf, "[core]\n\tbare = false\n");
+}
+
+static void test_protect_git_rename(void **state)
+{
+	struct fx *f = *state;
+	make_git(f);
+	run(f, TH_CMD(TH_PROBE, "rename", "/workspace/.git", "/workspace/moved"));
+	if (strncmp(f->out.out, "ERR ", 4) != 0) {
+		show(f);
+		fail_msg(".git could be renamed");
+	}
+	run(f, TH_CMD(TH_PROBE, "rename", "/workspace/.git/hooks", "/workspace/.git/h2"));
+	if (strncmp(f->out.out, "ERR ", 4) != 0) {
+		show(f);
+		fail_msg(".git/hooks could be renamed");
+	}
+	struct stat st;
+	char p[PATH_MAX];
+	ws_path(f, ".git/hooks", p);
+	assert_int_equal(lstat(p, &st), 0);
+	assert_true(S_ISDIR(st.st_mode));
+	assert_false(host_exists(f, "moved"));
+	assert_false(host_exists(f, ".git/h2"));
+}
+
+static void test_git_other_writable(void **state)
+{
+	struct fx *f = *state;
+	make_git(f);
+	probe_expect(f, TH_CMD(TH_PROBE, "write", "/workspace/.git/index"), 0, "OK 1\n");
+	probe_expect(f, TH_CMD(TH_PROBE, "mkdir", "/workspace/.git/objects"), 0, "OK 0\n");
+	assert_true(host_exists(f, ".git/index"));
+	assert_true(host_exists(f, ".git/objects"));
+}
+
+static void test_protect_envrc_create(void **state)
+{
+	struct fx *f = *state;
+	expect_write_refused(f, TH_CMD(TH_PROBE, "write", "/workspace/.envrc"));
+	assert_false(host_exists(f, ".envrc"));
+}
+
+static void test_no_placeholder_left(void **state)
+{
+	struct fx *f = *state;
+	char rec[PATH_MAX], names[1024];
+	th_aux_path(&f->ws, "record", rec);
+	struct th_opts o = ws_opts(f);
+	o.record = rec;
+	/* During the run, a missing .git is a placeholder file: no .git/hooks can be made. */
+	run_with(f, &o, TH_CMD(TH_PROBE, "mkdir", "/workspace/.git/hooks"));
+	expect(f, 1, "ERR ENOTDIR 20\n");
+	f->record = th_record_load(rec);
+	/* .git (for .git/hooks and .git/config), .gitmodules, .envrc, .vscode, .idea,
+	 * .devcontainer */
+	assert_int_equal((int)th_json_num(f->record, "sandbox.placeholders"), 6);
+	list_dir(f->ws.dir, names, sizeof(names));
+	assert_string_equal(names, "probe");
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Network                                                                                  */
+
+static int host_socket(int type, uint16_t *out_port)
+{
+	int fd = socket(AF_INET, type | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	assert_true(fd >= 0);
+	struct sockaddr_in sa = { .sin_family = AF_INET,
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	socklen_t len = sizeof(sa);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
+	if (type == SOCK_STREAM)
+		assert_int_equal(listen(fd, 8), 0);
+	*out_port = ntohs(sa.sin_port);
+	return fd;
+}
+
+static void test_net_host_tcp_unreachable(void **state)
+{
+	struct fx *f = *state;
+	uint16_t port;
+	int lfd = host_socket(SOCK_STREAM, &port);
+	char ps[8];
+	(void)snprintf(ps, sizeof(ps), "%u", port);
+	run(f, TH_CMD(TH_PROBE, "connect", "127.0.0.1", ps));
+	int a = accept(lfd, NULL, NULL);
+	int e = errno;
+	if (a >= 0)
+		(void)close(a);
+	(void)close(lfd);
+	expect(f, 1, "ERR ECONNREFUSED 111\n");
+	assert_int_equal(a, -1);
+	assert_int_equal(e, EAGAIN);
+}
+
+static void test_net_host_udp_unreachable(void **state)
+{
+	struct fx *f = *state;
+	uint16_t port;
+	int ufd = host_socket(SOCK_DGRAM, &port);
+	char ps[8], buf[16];
+	(void)snprintf(ps, sizeof(ps), "%u", port);
+	run(f, TH_CMD(TH_PROBE, "udp", "127.0.0.1", ps));
+	ssize_t n = recv(ufd, buf, sizeof(buf), MSG_DONTWAIT);
+	int e = errno;
+	(void)close(ufd);
+	/* The datagram leaves fine, on the sandbox's own loopback. */
+	expect(f, 0, "OK 1\n");
+	assert_int_equal(n, -1);
+	assert_int_equal(e, EAGAIN);
+}
+
+static void test_net_packet_socket(void **state)
+{
+	struct fx *f = *state;
+	/* The filter answers EAFNOSUPPORT for socket families it does not allow. */
+	probe_expect(f, TH_CMD(TH_PROBE, "syscall", "socket-packet"), 1, "ERR EAFNOSUPPORT 97\n");
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Processes                                                                                */
+
+static void test_pids_only_sandbox(void **state)
+{
+	struct fx *f = *state;
+	run(f, TH_CMD(TH_PROBE, "pids"));
+	expect(f, 0, NULL);
+	/* Only the sandbox's init (the worker, when visible) and the probe itself. */
+	bool self = false;
+	char copy[256];
+	(void)snprintf(copy, sizeof(copy), "%s", f->out.out);
+	char *save = NULL;
+	for (char *tok = strtok_r(copy, "\n", &save); tok; tok = strtok_r(NULL, "\n", &save)) {
+		if (strcmp(tok, "2") == 0)
+			self = true;
+		else if (strcmp(tok, "1") != 0) {
+			show(f);
+			fail_msg("pid %s is visible in the sandbox", tok);
+		}
+	}
+	assert_true(self);
+}
+
+static void test_kill_host_pids(void **state)
+{
+	struct fx *f = *state;
+	probe_expect(f, TH_CMD(TH_PROBE, "kill", TH_WARDEN_PID, "0"), 1, "ERR ESRCH 3\n");
+	char self[16];
+	(void)snprintf(self, sizeof(self), "%d", (int)getpid());
+	probe_expect(f, TH_CMD(TH_PROBE, "kill", self, "0"), 1, "ERR ESRCH 3\n");
+	/* Broadcast: there is nobody else to signal. */
+	probe_expect(f, TH_CMD(TH_PROBE, "kill", "-1", "0"), 1, "ERR ESRCH 3\n");
+}
+
+static void test_kill_init_ignored(void **state)
+{
+	struct fx *f = *state;
+	char rec[PATH_MAX];
+	th_aux_path(&f->ws, "record", rec);
+	struct th_opts o = ws_opts(f);
+	o.record = rec;
+	run_with(f, &o, TH_CMD(TH_PROBE, "kill", "1", "9"));
+	expect(f, 0, "OK 0\n");
+	f->record = th_record_load(rec);
+	assert_string_equal(th_json_str(f->record, "exit.reason"), "exited");
+	assert_int_equal((int)th_json_num(f->record, "exit.status"), 0);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Forbidden syscalls (one test each; the table is in main)                                 */
+
+struct syscall_case {
+	const char *name;
+	const char *expect;
+};
+
+static void test_forbidden_syscall(void **state)
+{
+	struct fx *f = *state;
+	const struct syscall_case *c = f->param;
+	probe_expect(f, TH_CMD(TH_PROBE, "syscall", c->name), 1, c->expect);
+}
+
+static int open_pty(int *out_master)
+{
+	int m = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (m < 0)
+		return -1;
+	char name[128];
+	if (grantpt(m) < 0 || unlockpt(m) < 0 || ptsname_r(m, name, sizeof(name)) != 0) {
+		(void)close(m);
+		return -1;
+	}
+	int s = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (s < 0) {
+		(void)close(m);
+		return -1;
+	}
+	*out_master = m;
+	return s;
+}
+
+static void test_tiocsti_pty(void **state)
+{
+	struct fx *f = *state;
+	int master = -1;
+	int slave = open_pty(&master);
+	if (slave < 0) {
+		print_message("no pty available: %s\n", strerror(errno));
+		skip();
+	}
+	struct th_opts o = ws_opts(f);
+	o.stdin_fd = slave;
+	/* Control: outside the sandbox, as root, the same ioctl succeeds. */
+	struct th_opts direct = o;
+	direct.direct = true;
+	run_with(f, &direct, TH_CMD(TH_PROBE, "tiocsti"));
+	const bool control_ok = strcmp(f->out.out, "OK 0\n") == 0;
+	run_with(f, &o, TH_CMD(TH_PROBE, "tiocsti"));
+	(void)close(slave);
+	(void)close(master);
+	expect(f, 1, "ERR EPERM 1\n");
+	assert_true(control_ok);
+}
+
+static void test_tiocsti_devnull(void **state)
+{
+	struct fx *f = *state;
+	/* Not a tty: the tty layer would say ENOTTY; the filter must answer first. */
+	probe_expect(f, TH_CMD(TH_PROBE, "tiocsti"), 1, "ERR EPERM 1\n");
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Limits                                                                                   */
+
+static void test_limit_pids(void **state)
+{
+	struct fx *f = *state;
+	char pol[PATH_MAX];
+	th_policy(&f->ws, "limits: { pids: 32 }\n", pol);
+	struct th_opts o = ws_opts(f);
+	o.policy = pol;
+	run_with(f, &o, TH_CMD(TH_PROBE, "forkbomb", "200"));
+	long forked = -1;
+	if (sscanf(f->out.out, "FORKED %ld", &forked) != 1) {
+		show(f);
+		fail_msg("no FORKED line");
+	}
+	assert_in_range(forked, 1, 31);
+}
+
+static void test_limit_memory(void **state)
+{
+	struct fx *f = *state;
+	char pol[PATH_MAX], rec[PATH_MAX];
+	th_policy(&f->ws, "limits: { memory: 64M }\n", pol);
+	th_aux_path(&f->ws, "record", rec);
+	struct th_opts o = ws_opts(f);
+	o.policy = pol;
+	o.record = rec;
+	run_with(f, &o, TH_CMD(TH_PROBE, "membomb", "512"));
+	expect(f, 137, NULL);
+	char copy[4096];
+	(void)snprintf(copy, sizeof(copy), "%s", f->out.out);
+	char *save = NULL;
+	for (char *tok = strtok_r(copy, "\n", &save); tok; tok = strtok_r(NULL, "\n", &save)) {
+		long mib;
+		if (sscanf(tok, "TOUCHED %ld", &mib) == 1 && mib >= 64) {
+			show(f);
+			fail_msg("touched %ld MiB under a 64 MiB limit", mib);
+		}
+	}
+	f->record = th_record_load(rec);
+	assert_string_equal(th_json_str(f->record, "exit.reason"), "oom");
+	assert_int_equal((int)th_json_num(f->record, "exit.code"), 137);
+	assert_true(th_json_num(f->record, "resources.oom_kills") >= 1);
+}
+
+static void test_limit_nofile(void **state)
+{
+	struct fx *f = *state;
+	/* Control: the default policy allows 100. */
+	probe_expect(f, TH_CMD(TH_PROBE, "nofile", "100"), 0, "OPENED 100\n");
+	char pol[PATH_MAX];
+	th_policy(&f->ws, "limits: { nofile: 64 }\n", pol);
+	struct th_opts o = ws_opts(f);
+	o.policy = pol;
+	run_with(f, &o, TH_CMD(TH_PROBE, "nofile", "100"));
+	/* 64 descriptors, three of them stdin, stdout and stderr. */
+	expect(f, 1, "OPENED 61\nERR EMFILE 24\n");
+}
+
+static void test_wall_timeout(void **state)
+{
+	struct fx *f = *state;
+	char rec[PATH_MAX];
+	th_aux_path(&f->ws, "record", rec);
+	struct th_opts o = ws_opts(f);
+	o.timeout = "1";
+	o.record = rec;
+	run_with(f, &o, TH_CMD(TH_PROBE, "sleep", "30"));
+	expect(f, 124, "");
+	assert_in_range(f->out.elapsed_ms, 900, 5000);
+	f->record = th_record_load(rec);
+	assert_string_equal(th_json_str(f->record, "exit.reason"), "wall-timeout");
+	assert_int_equal((int)th_json_num(f->record, "exit.code"), 124);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Exit codes                                                                               */
+
+static void test_exit_status(void **state)
+{
+	struct fx *f = *state;
+	probe_expect(f, TH_CMD(TH_PROBE, "exit", "0"), 0, "");
+	probe_expect(f, TH_CMD(TH_PROBE, "exit", "3"), 3, "");
+	probe_expect(f, TH_CMD(TH_PROBE, "exit", "255"), 255, "");
+}
+
+static void test_exit_signal(void **state)
+{
+	struct fx *f = *state;
+	probe_expect(f, TH_CMD(TH_PROBE, "signal", "9"), 137, "");
+	char rec[PATH_MAX];
+	th_aux_path(&f->ws, "record", rec);
+	struct th_opts o = ws_opts(f);
+	o.record = rec;
+	run_with(f, &o, TH_CMD(TH_PROBE, "signal", "15"));
+	expect(f, 143, "");
+	f->record = th_record_load(rec);
+	assert_string_equal(th_json_str(f->record, "exit.reason"), "signaled");
+	assert_int_equal((int)th_json_num(f->record, "exit.signal"), 15);
+}
+
+static void test_exit_not_found(void **state)
+{
+	struct fx *f = *state;
+	probe_expect(f, TH_CMD("/workspace/no-such-file"), 127, "");
+	probe_expect(f, TH_CMD("warden-no-such-command"), 127, "");
+}
+
+static void test_exit_not_executable(void **state)
+{
+	struct fx *f = *state;
+	host_write(f, "script", "#!/bin/sh\nexit 0\n");
+	probe_expect(f, TH_CMD("/workspace/script"), 126, "");
+	/* A directory is found but cannot be executed either. */
+	probe_expect(f, TH_CMD("/workspace"), 126, "");
+}
+
+static void test_exit_bad_policy(void **state)
+{
+	struct fx *f = *state;
+	char pol[PATH_MAX];
+	th_policy(&f->ws, "limits: { pids: banana }\n", pol);
+	struct th_opts o = ws_opts(f);
+	o.policy = pol;
+	run_with(f, &o, TH_CMD(TH_PROBE, "env"));
+	expect(f, 125, "");
+	if (!strstr(f->out.err, pol)) {
+		show(f);
+		fail_msg("the diagnostic does not name the policy file");
+	}
+	char missing[PATH_MAX];
+	th_aux_path(&f->ws, "missing", missing);
+	o.policy = missing;
+	run_with(f, &o, TH_CMD(TH_PROBE, "env"));
+	expect(f, 125, "");
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* What the command inherits                                                                */
+
+static void test_fds_closed(void **state)
+{
+	struct fx *f = *state;
+	/* Leak two descriptors (no O_CLOEXEC) into warden. */
+	assert_int_equal(fcntl(7, F_GETFD), -1);
+	assert_int_equal(fcntl(8, F_GETFD), -1);
+	int fd = open("/etc/hostname", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(dup2(fd, 7), 7);
+	assert_int_equal(dup2(fd, 8), 8);
+	(void)close(fd);
+	struct th_opts o = ws_opts(f);
+	o.direct = true;
+	run_with(f, &o, TH_CMD(TH_PROBE, "fds"));
+	const bool control = th_has_line(f->out.out, "7") && th_has_line(f->out.out, "8");
+	o.direct = false;
+	run_with(f, &o, TH_CMD(TH_PROBE, "fds"));
+	(void)close(7);
+	(void)close(8);
+	expect(f, 0, "0\n1\n2\n");
+	assert_true(control);
+}
+
+static void test_env_clean(void **state)
+{
+	struct fx *f = *state;
+	static const char *const host_env[] = {
+		"TERM=xterm-warden-test", "SECRET_TOKEN=xyz-secret-token",
+		"AWS_SECRET_ACCESS_KEY=aws-secret-key-value", "HOME=/root", "USER=root",
+		"LOGNAME=root", "LANG=de_DE.UTF-8", "SSH_AUTH_SOCK=/tmp/agent-secret.sock",
+		"LD_LIBRARY_PATH=/nonexistent-secret", NULL,
+	};
+	static const char *const want[] = {
+		"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/home/agent", "USER=agent",
+		"LOGNAME=agent", "LANG=C.UTF-8", "TERM=xterm-warden-test",
+	};
+	struct th_opts o = ws_opts(f);
+	o.env = host_env;
+	o.direct = true;
+	run_with(f, &o, TH_CMD(TH_PROBE, "env"));
+	const bool control = th_has_line(f->out.out, "SECRET_TOKEN=xyz-secret-token");
+	o.direct = false;
+	run_with(f, &o, TH_CMD(TH_PROBE, "env"));
+	expect(f, 0, NULL);
+	assert_true(control);
+	if (strstr(f->out.out, "secret") || strstr(f->out.out, "SECRET")) {
+		show(f);
+		fail_msg("a secret reached the sandbox");
+	}
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		if (!th_has_line(f->out.out, want[i])) {
+			show(f);
+			fail_msg("missing %s", want[i]);
+		}
+	char copy[4096];
+	(void)snprintf(copy, sizeof(copy), "%s", f->out.out);
+	char *save = NULL;
+	for (char *tok = strtok_r(copy, "\n", &save); tok; tok = strtok_r(NULL, "\n", &save)) {
+		bool known = strcmp(tok, "PWD=/workspace") == 0;
+		for (size_t i = 0; i < sizeof(want) / sizeof(want[0]) && !known; i++)
+			known = strcmp(tok, want[i]) == 0;
+		if (!known) {
+			show(f);
+			fail_msg("unexpected variable %s", tok);
+		}
+	}
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Lifetime: nothing of the sandbox outlives warden                                         */
+
+static void test_daemon_dies_with_run(void **state)
+{
+	struct fx *f = *state;
+	th_marker("daemon", f->marker, sizeof(f->marker));
+	struct th_opts o = ws_opts(f);
+	struct th_proc p;
+	assert_int_equal(th_spawn(&o, TH_CMD(TH_PROBE, "daemon", "1500", f->marker), &p), 0);
+	bool started = th_wait_stdout(&p, "DAEMON ", 10000);
+	/* Control: while the run lasts, the host sees the probe and its daemon. */
+	int during = started ? th_count_procs(f->marker, "probe", p.pid) : -1;
+	th_out_done(&f->out);
+	th_finish(&p, &f->out);
+	int after = th_count_procs(f->marker, NULL, 0);
+	if (!started || after != 0)
+		show(f);
+	assert_true(started);
+	assert_true(during >= 2);
+	expect(f, 0, NULL);
+	assert_int_equal(after, 0);
+}
+
+static void test_supervisor_killed(void **state)
+{
+	struct fx *f = *state;
+	th_marker("sleep", f->marker, sizeof(f->marker));
+	struct th_opts o = ws_opts(f);
+	struct th_proc p;
+	assert_int_equal(th_spawn(&o, TH_CMD(TH_PROBE, "sleep", "120", f->marker), &p), 0);
+	int seen = 0;
+	for (int i = 0; i < 100 && !seen; i++) {
+		seen = th_count_procs(f->marker, "probe", p.pid);
+		if (!seen)
+			(void)usleep(50000);
+	}
+	struct timespec t0, t1;
+	(void)clock_gettime(CLOCK_MONOTONIC, &t0);
+	(void)kill(p.pid, SIGKILL);
+	th_out_done(&f->out);
+	th_finish(&p, &f->out);
+	int left = -1;
+	long ms = 0;
+	do {
+		left = th_count_procs(f->marker, NULL, 0);
+		(void)clock_gettime(CLOCK_MONOTONIC, &t1);
+		ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+		if (left)
+			(void)usleep(20000);
+	} while (left && ms < 2000);
+	assert_int_equal(seen, 1);
+	assert_int_equal(f->out.code, 128 + SIGKILL);
+	if (left)
+		fail_msg("%d sandbox process(es) outlived the supervisor by %ld ms", left, ms);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* The run record                                                                           */
+
+static bool is_timestamp(const char *s)
+{
+	/* 2026-11-29T08:49:05.649Z */
+	static const char shape[] = "dddd-dd-ddTdd:dd:dd.dddZ";
+	if (strlen(s) != sizeof(shape) - 1)
+		return false;
+	for (size_t i = 0; shape[i]; i++)
+		if (shape[i] == 'd' ? (s[i] < '0' || s[i] > '9') : s[i] != shape[i])
+			return false;
+	return true;
+}
+
+static void test_record_valid(void **state)
+{
+	struct fx *f = *state;
+	char rec[PATH_MAX], names[256];
+	th_aux_path(&f->ws, "record", rec);
+	struct th_opts o = ws_opts(f);
+	o.record = rec;
+	run_with(f, &o, TH_CMD(TH_PROBE, "exit", "3"));
+	expect(f, 3, "");
+	list_dir(rec, names, sizeof(names));
+	assert_string_equal(names, "record.json");
+	f->record = th_record_load(rec);
+	const cJSON *r = f->record;
+
+	assert_int_equal((int)th_json_num(r, "schema_version"), 1);
+	assert_true(strlen(th_json_str(r, "warden_version")) > 0);
+	const cJSON *cmd = th_json_at(r, "command");
+	assert_true(cJSON_IsArray(cmd));
+	assert_int_equal(cJSON_GetArraySize(cmd), 3);
+	static const char *const argv[] = { TH_PROBE, "exit", "3" };
+	for (int i = 0; i < 3; i++) {
+		const cJSON *a = cJSON_GetArrayItem(cmd, i);
+		assert_true(cJSON_IsString(a));
+		assert_string_equal(a->valuestring, argv[i]);
+	}
+	assert_string_equal(th_json_str(r, "policy.source"), "<default>");
+	const char *digest = th_json_str(r, "policy.digest");
+	assert_int_equal(strlen(digest), 7 + 64);
+	assert_int_equal(strncmp(digest, "sha256:", 7), 0);
+	assert_int_equal(strspn(digest + 7, "0123456789abcdef"), 64);
+	const char *started = th_json_str(r, "started_at"), *ended = th_json_str(r, "ended_at");
+	assert_true(is_timestamp(started));
+	assert_true(is_timestamp(ended));
+	assert_true(strcmp(started, ended) <= 0);
+	double dur = th_json_num(r, "duration_ms");
+	assert_true(dur >= 0 && dur <= (double)f->out.elapsed_ms);
+
+	assert_string_equal(th_json_str(r, "exit.reason"), "exited");
+	assert_int_equal((int)th_json_num(r, "exit.code"), 3);
+	assert_int_equal((int)th_json_num(r, "exit.status"), 3);
+	assert_true(th_json_num(r, "resources.peak_memory_bytes") > 0);
+	(void)th_json_num(r, "resources.cpu_usec");
+	assert_int_equal((int)th_json_num(r, "resources.oom_kills"), 0);
+	assert_int_equal((int)th_json_num(r, "resources.pids_limit_hits"), 0);
+
+	assert_string_equal(th_json_str(r, "sandbox.mode"), "privileged");
+	assert_true(th_json_num(r, "sandbox.host_uid") >= HOST_ID_BASE);
+	int cgv = (int)th_json_num(r, "sandbox.cgroup_version");
+	assert_true(cgv == 1 || cgv == 2);
+	assert_true(th_json_bool(r, "sandbox.cgroup_emptied"));
+	assert_int_equal((int)th_json_num(r, "sandbox.placeholders"), 6);
+	const cJSON *weak = th_json_at(r, "weakenings");
+	assert_true(cJSON_IsArray(weak));
+	assert_int_equal(cJSON_GetArraySize(weak), 0);
+	assert_true(th_json_bool(r, "identity.checked"));
+	assert_true(cJSON_IsNull(th_json_at(r, "violation")));
+}
+
+static void test_record_symlink_dir_refused(void **state)
+{
+	struct fx *f = *state;
+	char target[PATH_MAX], link[PATH_MAX], names[256], back[PATH_MAX];
+	th_aux_path(&f->ws, "target", target);
+	th_aux_path(&f->ws, "link", link);
+	assert_int_equal(mkdir(target, 0755), 0);
+	assert_int_equal(symlink(target, link), 0);
+	struct th_opts o = ws_opts(f);
+	o.record = link;
+	run_with(f, &o, TH_CMD(TH_PROBE, "exit", "0"));
+	if (f->out.code == 0)
+		show(f);
+	assert_int_not_equal(f->out.code, 0);
+	list_dir(target, names, sizeof(names));
+	assert_string_equal(names, "");
+	ssize_t n = readlink(link, back, sizeof(back) - 1);
+	assert_true(n > 0);
+	back[n] = '\0';
+	assert_string_equal(back, target);
+}
+
+static void test_record_symlink_file_refused(void **state)
+{
+	struct fx *f = *state;
+	char dir[PATH_MAX], victim[PATH_MAX], link[PATH_MAX + 16], names[256], buf[64] = "";
+	th_aux_path(&f->ws, "record", dir);
+	th_aux_path(&f->ws, "victim", victim);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	assert_int_equal(th_write_file(victim, "victim\n"), 0);
+	(void)snprintf(link, sizeof(link), "%s/record.json", dir);
+	assert_int_equal(symlink(victim, link), 0);
+	struct th_opts o = ws_opts(f);
+	o.record = dir;
+	run_with(f, &o, TH_CMD(TH_PROBE, "exit", "0"));
+	if (f->out.code == 0)
+		show(f);
+	assert_int_not_equal(f->out.code, 0);
+	FILE *fp = fopen(victim, "re");
+	assert_non_null(fp);
+	size_t n = fread(buf, 1, sizeof(buf) - 1, fp);
+	(void)fclose(fp);
+	buf[n] = '\0';
+	assert_string_equal(buf, "victim\n");
+	struct stat st;
+	assert_int_equal(lstat(link, &st), 0);
+	assert_true(S_ISLNK(st.st_mode));
+	list_dir(dir, names, sizeof(names));
+	assert_string_equal(names, "record.json");
+}
+
+/* ---------------------------------------------------------------------------------------- */
+
+/* A test named after its function, without the "test_" prefix. */
+#define T(fn) { &#fn[5], fn, fx_setup, fx_teardown, NULL }
+#define SYSCALL(n, e) { "syscall_" n, test_forbidden_syscall, fx_setup, fx_teardown, \
+			&(struct syscall_case){ n, e } }
+#define EPERM_ "ERR EPERM 1\n"
+
+int main(void)
+{
+	if (!th_fully_privileged())
+		th_cannot_run("needs root with CAP_SYS_ADMIN in the initial user namespace, so "
+			      "that warden runs in privileged mode");
+	if (!th_userns_available(0, 0))
+		th_cannot_run("user namespaces are not available");
+	(void)th_warden();
+	(void)th_probe();
+
+	const struct CMUnitTest tests[] = {
+		T(test_identity_status),
+		T(test_identity_record),
+		T(test_host_root_hidden),
+		T(test_host_home_hidden),
+		T(test_host_files_hidden),
+		T(test_etc_shadow_hidden),
+		T(test_sys_absent),
+		T(test_usr_readonly),
+		T(test_etc_passwd_readonly),
+		T(test_root_readonly),
+		T(test_proc_sys_readonly),
+		T(test_proc_sysrq_masked),
+		T(test_proc_sensitive_masked),
+		T(test_ws_files_owned_by_ws_owner),
+		T(test_ws_root_owned_files),
+		T(test_ws_never_chowned),
+		T(test_ws_default_is_cwd),
+		T(test_protect_git_hooks),
+		T(test_protect_git_config),
+		T(test_protect_git_rename),
+		T(test_git_other_writable),
+		T(test_protect_envrc_create),
+		T(test_no_placeholder_left),
+		T(test_net_host_tcp_unreachable),
+		T(test_net_host_udp_unreachable),
+		T(test_net_packet_socket),
+		T(test_pids_only_sandbox),
+		T(test_kill_host_pids),
+		T(test_kill_init_ignored),
+		SYSCALL("ptrace", EPERM_),
+		SYSCALL("mount", EPERM_),
+		SYSCALL("unshare-user", EPERM_),
+		SYSCALL("unshare-net", EPERM_),
+		SYSCALL("clone-newuser", EPERM_),
+		SYSCALL("chroot", EPERM_),
+		SYSCALL("pivot_root", EPERM_),
+		SYSCALL("setns", EPERM_),
+		SYSCALL("bpf", EPERM_),
+		SYSCALL("perf_event_open", EPERM_),
+		SYSCALL("keyctl", EPERM_),
+		SYSCALL("userfaultfd", EPERM_),
+		SYSCALL("io_uring_setup", EPERM_),
+		SYSCALL("kexec_load", EPERM_),
+		SYSCALL("init_module", EPERM_),
+		SYSCALL("reboot", EPERM_),
+		SYSCALL("swapon", EPERM_),
+		SYSCALL("acct", EPERM_),
+		SYSCALL("settimeofday", EPERM_),
+		SYSCALL("open_by_handle_at", EPERM_),
+		SYSCALL("mknod", EPERM_),
+		SYSCALL("clone3", "ERR ENOSYS 38\n"),
+		T(test_tiocsti_pty),
+		T(test_tiocsti_devnull),
+		T(test_limit_pids),
+		T(test_limit_memory),
+		T(test_limit_nofile),
+		T(test_wall_timeout),
+		T(test_exit_status),
+		T(test_exit_signal),
+		T(test_exit_not_found),
+		T(test_exit_not_executable),
+		T(test_exit_bad_policy),
+		T(test_fds_closed),
+		T(test_env_clean),
+		T(test_daemon_dies_with_run),
+		T(test_supervisor_killed),
+		T(test_record_valid),
+		T(test_record_symlink_dir_refused),
+		T(test_record_symlink_file_refused),
+	};
+	return _cmocka_run_group_tests("priv-run", tests, sizeof(tests) / sizeof(tests[0]), NULL,
+				       NULL);
+}
