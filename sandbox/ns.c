@@ -190,7 +190,11 @@ static int apply_rlimits(const struct pol_policy *pol)
 	r = set_rlimit(RLIMIT_NOFILE, pol->nofile);
 	if (r < 0)
 		return r;
-	r = set_rlimit(RLIMIT_NPROC, pol->nproc ? pol->nproc : pol->pids);
+	/*
+	 * nproc 0: one more than the cgroup's pids limit (which also counts the worker), so the
+	 * cgroup refuses first where there is one and its counter shows it.
+	 */
+	r = set_rlimit(RLIMIT_NPROC, pol->nproc ? pol->nproc : pol->pids + 1);
 	if (r < 0)
 		return r;
 	return set_rlimit(RLIMIT_FSIZE, pol->fsize_bytes);

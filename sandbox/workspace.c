@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "cleanup.h"
@@ -119,6 +120,24 @@ static int open_beneath(int dfd, const char *rel, int flags)
 	return fd < 0 ? -errno : fd;
 }
 
+/* unlinkat() of rel through a parent resolved beneath dfd, so no symlink is followed. */
+static int unlinkat_beneath(int dfd, const char *rel)
+{
+	const char *slash = strrchr(rel, '/');
+	if (!slash)
+		return unlinkat(dfd, rel, 0) < 0 ? -errno : 0;
+	char parent[PATH_MAX];
+	size_t plen = (size_t)(slash - rel);
+	if (plen >= sizeof(parent))
+		return -ENAMETOOLONG;
+	memcpy(parent, rel, plen);
+	parent[plen] = '\0';
+	_cleanup_close_ int pfd = open_beneath(dfd, parent, O_PATH | O_DIRECTORY);
+	if (pfd < 0)
+		return pfd;
+	return unlinkat(pfd, slash + 1, 0) < 0 ? -errno : 0;
+}
+
 static int add_placeholder(struct sbx_placeholder **arr, size_t *n, const char *rel,
 			   const struct stat *st, bool created)
 {
@@ -140,6 +159,49 @@ static int add_placeholder(struct sbx_placeholder **arr, size_t *n, const char *
 }
 
 /*
+ * Placeholders carry the creating supervisor's pid in an extended attribute, so that one left
+ * behind by a supervisor that was SIGKILLed can be recognised and removed by the next start.
+ * Without xattr support there is no mark, and such a leftover stays (it still blocks the
+ * path, which is the safe side).
+ */
+#define PLACEHOLDER_XATTR "user.warden.placeholder"
+
+static void mark_placeholder(int fd)
+{
+	char pid[16];
+	int len = snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	(void)fsetxattr(fd, PLACEHOLDER_XATTR, pid, (size_t)len, 0);
+}
+
+/*
+ * Removes rel if it is a placeholder of a supervisor that no longer exists: an empty regular
+ * file, mode 0444, with our mark naming a dead pid. Returns 1 if removed, 0 if not.
+ */
+static int collect_stale_placeholder(int ws, const char *rel)
+{
+	_cleanup_close_ int fd = open_beneath(ws, rel, O_RDONLY);
+	if (fd < 0)
+		return 0;
+	struct stat st;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size != 0 ||
+	    (st.st_mode & 07777) != 0444)
+		return 0;
+	char buf[16];
+	ssize_t n = fgetxattr(fd, PLACEHOLDER_XATTR, buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	char *end;
+	errno = 0;
+	long pid = strtol(buf, &end, 10);
+	if (errno || *end || pid <= 0 || pid > INT_MAX)
+		return 0;
+	if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+		return 0;
+	return unlinkat_beneath(ws, rel) == 0 ? 1 : 0;
+}
+
+/*
  * For one protected path: find its first missing component and create an empty read-only
  * file there. Returns 0 also when nothing is missing.
  */
@@ -157,6 +219,10 @@ static int placeholder_for(int ws, const char *rel, struct sbx_placeholder **arr
 		int fd = open_beneath(ws, prefix, O_PATH);
 		if (fd >= 0) {
 			(void)close(fd);
+			if (collect_stale_placeholder(ws, prefix))
+				fd = -ENOENT; /* a dead supervisor's leftover: make it anew */
+		}
+		if (fd >= 0) {
 			last = i;
 			continue;
 		}
@@ -179,7 +245,13 @@ static int placeholder_for(int ws, const char *rel, struct sbx_placeholder **arr
 		struct stat st;
 		if (fstat(created, &st) < 0)
 			return -errno;
-		return add_placeholder(arr, n, prefix, &st, true);
+		int r = add_placeholder(arr, n, prefix, &st, true);
+		if (r < 0) {
+			(void)unlinkat_beneath(ws, prefix);
+			return r;
+		}
+		mark_placeholder(created);
+		return 0;
 	}
 	return 0;
 }
@@ -204,24 +276,6 @@ int sbx_placeholders_create(int workspace_fd, const struct pol_policy *pol,
 	return 0;
 }
 
-/* unlinkat() of rel through a parent resolved beneath dfd, so no symlink is followed. */
-static int unlink_beneath(int dfd, const char *rel)
-{
-	const char *slash = strrchr(rel, '/');
-	if (!slash)
-		return unlinkat(dfd, rel, 0) < 0 ? -errno : 0;
-	char parent[PATH_MAX];
-	size_t plen = (size_t)(slash - rel);
-	if (plen >= sizeof(parent))
-		return -ENAMETOOLONG;
-	memcpy(parent, rel, plen);
-	parent[plen] = '\0';
-	_cleanup_close_ int pfd = open_beneath(dfd, parent, O_PATH | O_DIRECTORY);
-	if (pfd < 0)
-		return pfd;
-	return unlinkat(pfd, slash + 1, 0) < 0 ? -errno : 0;
-}
-
 int sbx_placeholders_remove(int workspace_fd, struct sbx_placeholder *ph, size_t n)
 {
 	int left = 0;
@@ -235,7 +289,7 @@ int sbx_placeholders_remove(int workspace_fd, struct sbx_placeholder *ph, size_t
 		struct stat st;
 		if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0 &&
 		    st.st_dev == ph[i].dev && st.st_ino == ph[i].ino) {
-			if (unlink_beneath(workspace_fd, ph[i].rel) < 0)
+			if (unlinkat_beneath(workspace_fd, ph[i].rel) < 0)
 				left++;
 		} else if (fd != -ENOENT) {
 			left++;

@@ -57,8 +57,8 @@ static int fail(struct sup_identity *out, const char *what)
 	return -EPERM;
 }
 
-int sup_check_identity(pid_t pid, uint32_t host_uid, uint32_t host_gid, uint32_t inside_uid,
-		       uint32_t inside_gid, const struct wire_identity *claimed,
+int sup_check_identity(pid_t pid, bool init_userns, uint32_t host_uid, uint32_t host_gid,
+		       uint32_t inside_uid, uint32_t inside_gid, const struct wire_identity *claimed,
 		       struct sup_identity *out)
 {
 	memset(out, 0, sizeof(*out));
@@ -84,9 +84,9 @@ int sup_check_identity(pid_t pid, uint32_t host_uid, uint32_t host_gid, uint32_t
 
 	const struct wire_identity *k = &out->kernel;
 	for (int i = 0; i < 4; i++) {
-		if (k->uid[i] == 0 || k->uid[i] != host_uid)
+		if ((init_userns && k->uid[i] == 0) || k->uid[i] != host_uid)
 			(void)fail(out, "uid is not the sandbox's host uid");
-		if (k->gid[i] == 0 || k->gid[i] != host_gid)
+		if ((init_userns && k->gid[i] == 0) || k->gid[i] != host_gid)
 			(void)fail(out, "gid is not the sandbox's host gid");
 	}
 	if (k->cap_inh || k->cap_prm || k->cap_eff || k->cap_bnd || k->cap_amb)

@@ -29,12 +29,14 @@ extern const char *const sup_ns_names[SUP_N_NS];
 
 /*
  * Reads the worker's kernel identity through pidfd/pid and checks it: uids and gids are the
- * expected host ids (never 0), every capability set is empty, NoNewPrivs 1, Seccomp 2 with at
+ * expected host ids (and, when the supervisor is in the initial user namespace, never 0; in a
+ * nested one, 0 is the namespace's own root, an unprivileged host user), every capability set
+ * is empty, NoNewPrivs 1, Seccomp 2 with at
  * least one filter, a nested pid namespace, and every namespace differs from ours. Then it
  * compares the worker's claim (inside view). Fills *out in every case. Returns 0 when the
  * identity holds, -EPERM when a check failed (out->failure says which), or -errno when the
  * evidence could not be read.
  */
-int sup_check_identity(pid_t pid, uint32_t host_uid, uint32_t host_gid, uint32_t inside_uid,
-		       uint32_t inside_gid, const struct wire_identity *claimed,
+int sup_check_identity(pid_t pid, bool init_userns, uint32_t host_uid, uint32_t host_gid,
+		       uint32_t inside_uid, uint32_t inside_gid, const struct wire_identity *claimed,
 		       struct sup_identity *out);

@@ -71,6 +71,8 @@ struct run_state {
 	int workspace_tree_fd;
 	int worker_fd;
 	int id_lock_fd;
+	int id_dir_fd;
+	uint32_t host_id;
 	int chan[2];   /* [0] supervisor, [1] worker */
 	int sync[2];   /* [0] supervisor, [1] child */
 	int pidfd;
@@ -103,10 +105,23 @@ static void close_fd(int *fd)
 	*fd = -1;
 }
 
+/* Unlinks the lock file of id while still holding the lock, then lets go. */
+static void release_host_id(int *dir, int *lock, uint32_t id)
+{
+	if (*lock >= 0 && *dir >= 0) {
+		char name[16];
+		(void)snprintf(name, sizeof(name), "%u", id);
+		(void)unlinkat(*dir, name, 0);
+	}
+	close_fd(lock);
+	close_fd(dir);
+}
+
 static void run_state_init(struct run_state *st)
 {
 	memset(st, 0, sizeof(*st));
 	st->workspace_fd = st->workspace_tree_fd = st->worker_fd = st->id_lock_fd = -1;
+	st->id_dir_fd = -1;
 	st->chan[0] = st->chan[1] = st->sync[0] = st->sync[1] = -1;
 	st->pidfd = st->sigfd = st->timerfd = -1;
 	sbx_cgroup_init(&st->cg);
@@ -153,7 +168,7 @@ static void run_state_done(struct run_state *st, struct sup_run_result *res)
 	close_fd(&st->workspace_fd);
 	close_fd(&st->workspace_tree_fd);
 	close_fd(&st->worker_fd);
-	close_fd(&st->id_lock_fd);
+	release_host_id(&st->id_dir_fd, &st->id_lock_fd, st->host_id);
 	for (int i = 0; i < 2; i++) {
 		close_fd(&st->chan[i]);
 		close_fd(&st->sync[i]);
@@ -201,14 +216,21 @@ static void digest_hex(const void *buf, size_t len, char out[72])
 		off += snprintf(out + off, (size_t)(72 - off), "%02x", md[i]);
 }
 
-/* Host id allocation (privileged mode): one unique id per live sandbox, held by a lock. */
-static int allocate_host_id(const struct pol_policy *pol, int *out_lock, uint32_t *out_id)
+/*
+ * Host id allocation (privileged mode): one unique id per live sandbox, held by an flock on
+ * /run/warden/ids/<id>. The holder unlinks the file before it lets go (release_host_id), so
+ * the directory does not grow; a locker therefore checks, once it holds the lock, that the
+ * name still leads to the file it locked, or two sandboxes could lock two different files of
+ * the same name.
+ */
+static int allocate_host_id(const struct pol_policy *pol, int *out_dir, int *out_lock,
+			    uint32_t *out_id)
 {
 	if (mkdir("/run/warden", 0700) < 0 && errno != EEXIST)
 		return -errno;
 	if (mkdir(HOST_ID_LOCK_DIR, 0700) < 0 && errno != EEXIST)
 		return -errno;
-	_cleanup_close_ int dir = open(HOST_ID_LOCK_DIR, O_PATH | O_DIRECTORY | O_NOFOLLOW |
+	_cleanup_close_ int dir = open(HOST_ID_LOCK_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
 								 O_CLOEXEC);
 	if (dir < 0)
 		return -errno;
@@ -219,40 +241,52 @@ static int allocate_host_id(const struct pol_policy *pol, int *out_lock, uint32_
 		uint32_t id = pol->host_id_base + (start + i) % pol->host_id_count;
 		char name[16];
 		(void)snprintf(name, sizeof(name), "%u", id);
-		int fd = openat(dir, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+		_cleanup_close_ int fd = openat(dir, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC,
+						0600);
 		if (fd < 0)
 			return -errno;
-		if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
-			*out_lock = fd;
-			*out_id = id;
-			return 0;
+		if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+			if (errno != EWOULDBLOCK)
+				return -errno;
+			continue;
 		}
-		int err = errno;
-		(void)close(fd);
-		if (err != EWOULDBLOCK)
-			return -err;
+		struct stat held, named;
+		if (fstat(fd, &held) < 0)
+			return -errno;
+		if (fstatat(dir, name, &named, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    held.st_dev != named.st_dev || held.st_ino != named.st_ino)
+			continue; /* unlinked by its previous holder meanwhile: try another id */
+		*out_lock = TAKE_FD(fd);
+		*out_dir = TAKE_FD(dir);
+		*out_id = id;
+		return 0;
 	}
 	return -EUSERS;
 }
 
-/*
- * Privilege is a fact about our capabilities in the initial user namespace, decided here
- * once. It is never inferred from the effective uid.
- */
-static bool decide_privileged(void)
+/* True when we run in the initial user namespace (our uid_map is the identity map). */
+static bool in_init_userns(void)
 {
-	capng_get_caps_process();
-	bool caps = capng_have_capability(CAPNG_EFFECTIVE, CAP_SYS_ADMIN) &&
-		    capng_have_capability(CAPNG_EFFECTIVE, CAP_SETUID) &&
-		    capng_have_capability(CAPNG_EFFECTIVE, CAP_SETGID);
-	if (!caps)
-		return false;
 	char buf[128] = "";
 	_cleanup_fclose_ FILE *f = fopen("/proc/self/uid_map", "re");
 	if (!f || !fgets(buf, sizeof(buf), f))
 		return false;
 	unsigned a, b, c;
 	return sscanf(buf, "%u %u %u", &a, &b, &c) == 3 && a == 0 && b == 0 && c == UINT32_MAX;
+}
+
+/*
+ * Privilege is a fact about our capabilities in the initial user namespace, decided here
+ * once. It is never inferred from the effective uid.
+ */
+static bool decide_privileged(bool init_userns)
+{
+	if (!init_userns)
+		return false;
+	capng_get_caps_process();
+	return capng_have_capability(CAPNG_EFFECTIVE, CAP_SYS_ADMIN) &&
+	       capng_have_capability(CAPNG_EFFECTIVE, CAP_SETUID) &&
+	       capng_have_capability(CAPNG_EFFECTIVE, CAP_SETGID);
 }
 
 static int strv_push(char ***v, size_t *n, const char *s)
@@ -534,7 +568,8 @@ static int prepare(struct run_state *st, const struct sup_run_opts *opts,
 
 	if (getuid() != geteuid() || getgid() != getegid())
 		return setup_failed(res, 0, "warden must not be installed set-uid or set-gid");
-	res->privileged = decide_privileged();
+	res->init_userns = in_init_userns();
+	res->privileged = decide_privileged(res->init_userns);
 	log_debug("policy %s (%s); %s mode", res->policy_source, res->policy_digest,
 		  res->privileged ? "privileged" : "unprivileged");
 
@@ -557,12 +592,12 @@ static int prepare(struct run_state *st, const struct sup_run_opts *opts,
 	/* Ids */
 	if (res->privileged) {
 		uint32_t id = 0;
-		r = allocate_host_id(st->pol, &st->id_lock_fd, &id);
+		r = allocate_host_id(st->pol, &st->id_dir_fd, &st->id_lock_fd, &id);
 		if (r < 0)
 			return setup_failed(res, r, "allocate a host uid/gid from %u..%u",
 					    st->pol->host_id_base,
 					    st->pol->host_id_base + st->pol->host_id_count - 1);
-		res->host_uid = res->host_gid = id;
+		res->host_uid = res->host_gid = st->host_id = id;
 		log_debug("host uid/gid %u for this sandbox", id);
 	} else {
 		res->host_uid = getuid();
@@ -727,7 +762,7 @@ static int supervise(struct run_state *st, struct sup_run_result *res)
 	end = event_loop(st, SUP_CHAN_ATTESTED, mono_ms() + HANDSHAKE_TIMEOUT_MS, &sig);
 	if (end != END_STAGE)
 		goto ended;
-	int r = sup_check_identity(st->pid, res->host_uid, res->host_gid, st->pol->uid,
+	int r = sup_check_identity(st->pid, res->init_userns, res->host_uid, res->host_gid, st->pol->uid,
 				   st->pol->gid, &st->chan_state.claimed, &res->identity);
 	if (r < 0) {
 		res->reason = SUP_REASON_ATTESTATION_FAILED;

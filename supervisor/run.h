@@ -59,6 +59,7 @@ struct sup_run_result {
 	bool cg_emptied;               /* the cgroup was verified empty at the end */
 
 	bool privileged;
+	bool init_userns;              /* warden itself runs in the initial user namespace */
 	uint32_t host_uid, host_gid;
 	struct sup_identity identity;
 
