@@ -249,11 +249,8 @@ int main(void)
 		user.gid = NOBODY;
 	} else {
 		/*
-		 * Any other user, including uid 0 of a user namespace (`unshare -r`). KNOWN
-		 * FAILURE, reported: as uid 0 of a user namespace, warden's attestation refuses
-		 * the sandbox ("uid is not the sandbox's host uid", exit 123) because the
-		 * sandbox user maps to uid 0 of the supervisor's namespace, although that uid is
-		 * the unprivileged invoking user.
+		 * Any other user, including uid 0 of a user namespace (`unshare -r`), where uid 0
+		 * is the unprivileged invoking user and warden runs in unprivileged mode.
 		 */
 		user.uid = getuid();
 		user.gid = getgid();
