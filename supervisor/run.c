@@ -522,6 +522,17 @@ static void classify(struct sup_run_result *res)
 
 static int resolve_worker(char *out, size_t len)
 {
+#ifdef WARDEN_TEST_HOOKS
+	/*
+	 * Only in warden-test, the supervisor the test suite builds (never installed): the
+	 * hostile-worker tests swap in a peer that attacks the channel.
+	 */
+	const char *test_worker = secure_getenv("WARDEN_TEST_WORKER");
+	if (test_worker) {
+		(void)snprintf(out, len, "%s", test_worker);
+		return 0;
+	}
+#endif
 	/* In the build tree, use the worker built beside us; installed, the libexec one. */
 	char exe[PATH_MAX];
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
