@@ -100,7 +100,7 @@ void sup_channel_done(struct sup_channel *ch)
 
 int sup_channel_send_go(struct sup_channel *ch)
 {
-	if (ch->state != SUP_CHAN_ATTESTED)
+	if (ch->violated || ch->state != SUP_CHAN_ATTESTED)
 		return -EPROTO;
 	int r = send_frame(ch, WIRE_GO, NULL, 0);
 	if (r < 0)
@@ -237,9 +237,10 @@ int sup_channel_recv(struct sup_channel *ch)
 	while (n < 0 && errno == EINTR);
 	if (n < 0)
 		return -errno;
-	if (n == 0)
-		return -ECONNRESET;
-	/* No frame type declares an fd: any ancillary data is a violation (and is closed). */
+	/*
+	 * No frame type declares an fd: any ancillary data is a violation, and the fds are
+	 * closed. This comes first, so an empty datagram cannot smuggle fds in as a "close".
+	 */
 	if (msg.msg_controllen > 0) {
 		for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
 			if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
@@ -255,6 +256,12 @@ int sup_channel_recv(struct sup_channel *ch)
 	}
 	if (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC))
 		return violation(ch, -1, -EBADMSG, "oversize frame");
+	/*
+	 * End of file. (An empty datagram reads the same; a worker that sends one only ends its
+	 * own session early, which the caller treats as a violation before EXITED.)
+	 */
+	if (n == 0)
+		return -ECONNRESET;
 
 	struct wire_hdr h;
 	struct wire_rd payload;

@@ -58,7 +58,7 @@ static bool get_number(struct wire_rd *r, unsigned base, uint64_t max, uint64_t 
 			d = (unsigned)(c - 'a' + 10);
 		else
 			break;
-		if (v > (max - d) / base)
+		if (d > max || v > (max - d) / base)
 			return false;
 		v = v * base + d;
 		(void)wire_get_u8(r, &c);
@@ -86,6 +86,7 @@ int wire_parse_status(const char *text, size_t len, struct wire_identity *out,
 	memset(&id, 0, sizeof(id));
 	bool seen[F_N] = { false };
 	unsigned depth = 0;
+	uint32_t innermost = 0; /* the last NSpid value, whatever the order of the lines */
 	uint64_t v;
 	struct wire_rd r, line;
 	wire_rd_init(&r, text, len);
@@ -113,7 +114,7 @@ int wire_parse_status(const char *text, size_t len, struct wire_identity *out,
 			while (line.len) {
 				if (!get_number(&line, 10, UINT32_MAX, &v) || depth >= 64)
 					return -EBADMSG;
-				id.pid = (uint32_t)v;
+				innermost = (uint32_t)v;
 				depth++;
 				skip_blanks(&line);
 			}
@@ -168,6 +169,7 @@ int wire_parse_status(const char *text, size_t len, struct wire_identity *out,
 			return -EBADMSG;
 	if (!depth)
 		return -EBADMSG;
+	id.pid = innermost;
 	*out = id;
 	if (out_nspid_depth)
 		*out_nspid_depth = depth;

@@ -1,0 +1,820 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Unit tests for the supervisor's channel (supervisor/channel.c): a real SOCK_SEQPACKET
+ * socketpair with a fake worker on the other end that reads the key packet, keys its own
+ * wire_mac and sends frames with wire_seal. Covers the happy path and every violation, each
+ * with its exact return code, reason and frame type, and checks that after a violation the
+ * channel reads nothing more.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "channel.h"
+#include "cleanup.h"
+#include "wire.h"
+
+#define REASON_MAC "malformed frame or bad MAC"
+#define REASON_SEQ "wrong sequence number (replayed, reordered or dropped)"
+#define REASON_TYPE "unknown or unpermitted frame type"
+#define REASON_STATE "frame not permitted in this state"
+#define REASON_LENGTH "payload length out of range"
+#define REASON_CONTENT "frame content not permitted now"
+#define REASON_PAYLOAD "malformed payload"
+#define REASON_ANCILLARY "unexpected ancillary data"
+#define REASON_OVERSIZE "oversize frame"
+
+#define HELLO_LEN (WIRE_NONCE_LEN + 82)
+#define EXITED_LEN 29
+
+struct fixture {
+	struct sup_channel ch;
+	int sup_fd;
+	int wrk_fd;
+	struct wire_mac *mac; /* the worker's copy of the session key */
+	uint64_t send_seq;    /* worker -> supervisor */
+	uint64_t recv_seq;    /* supervisor -> worker */
+	uint8_t nonce[WIRE_NONCE_LEN];
+	const void *param;    /* the test case's initial state, if any */
+};
+
+static uint8_t frame_buf[WIRE_MAX_FRAME + 16];
+
+static const struct wire_identity worker_identity = {
+	.pid = 1, .uid = { 1000, 1000, 1000, 1000 }, .gid = { 1000, 1000, 1000, 1000 },
+	.no_new_privs = 1, .seccomp = 2, .seccomp_filters = 1,
+};
+
+static const struct wire_exited exit_code_7 = {
+	.how = WIRE_EXIT_CODE, .code = 7, .utime_usec = 1500, .stime_usec = 250,
+	.maxrss_kib = 4096,
+};
+
+static const struct wire_exited exit_not_found = {
+	.how = WIRE_EXIT_NOT_FOUND, .code = ENOENT,
+};
+
+/* Receives one datagram on the worker's end (which must have one queued). */
+static size_t wrk_recv(struct fixture *f, uint8_t *buf, size_t cap)
+{
+	ssize_t n = recv(f->wrk_fd, buf, cap, MSG_DONTWAIT);
+	assert_true(n >= 0);
+	return (size_t)n;
+}
+
+/* Receives and authenticates one frame from the supervisor; returns its payload length. */
+static size_t wrk_recv_frame(struct fixture *f, uint8_t type, uint8_t *payload, size_t cap)
+{
+	size_t n = wrk_recv(f, frame_buf, sizeof(frame_buf));
+	struct wire_hdr h;
+	struct wire_rd p;
+	assert_int_equal(wire_open(f->mac, WIRE_DIR_TO_WORKER, f->recv_seq, frame_buf, n, &h, &p),
+			 0);
+	assert_int_equal(h.type, type);
+	assert_true(p.len <= cap);
+	assert_true(wire_get_bytes(&p, payload, p.len));
+	f->recv_seq++;
+	return h.payload_len;
+}
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+	assert_non_null(f);
+	f->param = *state;
+	int sv[2];
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
+	f->sup_fd = sv[0];
+	f->wrk_fd = sv[1];
+	int sndbuf = 4 * WIRE_MAX_FRAME;
+	assert_int_equal(setsockopt(f->wrk_fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf)), 0);
+
+	assert_int_equal(sup_channel_start(&f->ch, f->sup_fd), 0);
+	assert_int_equal(f->ch.state, SUP_CHAN_HANDSHAKE);
+	assert_false(f->ch.violated);
+	assert_int_equal(f->ch.violation_type, -1);
+
+	/* The key packet: exactly "WKEY" + key, unframed. */
+	uint8_t pkt[WIRE_KEY_PACKET_LEN + 1];
+	assert_int_equal(wrk_recv(f, pkt, sizeof(pkt)), WIRE_KEY_PACKET_LEN);
+	assert_memory_equal(pkt, WIRE_KEY_MAGIC, 4);
+	f->mac = wire_mac_new(pkt + 4);
+	assert_non_null(f->mac);
+	explicit_bzero(pkt, sizeof(pkt));
+
+	/* CHALLENGE, seq 0: the nonce the channel keeps. */
+	assert_int_equal(wrk_recv_frame(f, WIRE_CHALLENGE, f->nonce, sizeof(f->nonce)),
+			 WIRE_NONCE_LEN);
+	assert_memory_equal(f->nonce, f->ch.nonce, WIRE_NONCE_LEN);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+	sup_channel_done(&f->ch);
+	sup_channel_done(&f->ch); /* safe twice */
+	if (f->sup_fd >= 0)
+		(void)close(f->sup_fd);
+	if (f->wrk_fd >= 0)
+		(void)close(f->wrk_fd);
+	wire_mac_free(f->mac);
+	free(f);
+	return 0;
+}
+
+/* ---- the fake worker ------------------------------------------------------------------------ */
+
+static void wrk_send_raw(struct fixture *f, const void *buf, size_t len)
+{
+	ssize_t n = send(f->wrk_fd, buf, len, MSG_NOSIGNAL);
+	assert_int_equal(n, (ssize_t)len);
+}
+
+/* Seals with the worker's key at seq into frame_buf; returns the frame length. */
+static size_t wrk_seal(struct fixture *f, enum wire_dir dir, uint8_t type, uint64_t seq,
+		       const void *payload, size_t len)
+{
+	int n = wire_seal(f->mac, dir, type, seq, payload, len, frame_buf, sizeof(frame_buf));
+	assert_true(n > 0);
+	return (size_t)n;
+}
+
+/* Sends one authentic frame at the next sequence number. */
+static void wrk_send(struct fixture *f, uint8_t type, const void *payload, size_t len)
+{
+	size_t n = wrk_seal(f, WIRE_DIR_TO_SUPERVISOR, type, f->send_seq, payload, len);
+	wrk_send_raw(f, frame_buf, n);
+	f->send_seq++;
+}
+
+static size_t hello_payload(const struct fixture *f, uint8_t out[HELLO_LEN])
+{
+	struct wire_wr w;
+	wire_wr_init(&w, out, HELLO_LEN);
+	assert_true(wire_put_bytes(&w, f->nonce, WIRE_NONCE_LEN));
+	assert_true(wire_put_identity(&w, &worker_identity));
+	assert_int_equal(w.len, HELLO_LEN);
+	return w.len;
+}
+
+static size_t exited_payload(const struct wire_exited *e, uint8_t out[EXITED_LEN])
+{
+	struct wire_wr w;
+	wire_wr_init(&w, out, EXITED_LEN);
+	assert_true(wire_put_exited(&w, e));
+	assert_int_equal(w.len, EXITED_LEN);
+	return w.len;
+}
+
+/*
+ * A payload that is valid for type on its own, so only state and sequence decide: HELLO with
+ * the right nonce, STARTED pid 2, EXITED consistent with have_started, otherwise empty.
+ */
+static size_t valid_payload(const struct fixture *f, uint8_t type, uint8_t *out)
+{
+	struct wire_wr w;
+	switch (type) {
+	case WIRE_HELLO:
+		return hello_payload(f, out);
+	case WIRE_STARTED:
+		wire_wr_init(&w, out, 4);
+		assert_true(wire_put_u32(&w, 2));
+		return w.len;
+	case WIRE_EXITED:
+		return exited_payload(f->ch.have_started ? &exit_code_7 : &exit_not_found, out);
+	default:
+		return 0;
+	}
+}
+
+static void wrk_send_valid(struct fixture *f, uint8_t type)
+{
+	uint8_t payload[HELLO_LEN];
+	wrk_send(f, type, payload, valid_payload(f, type, payload));
+}
+
+static void expect_ok(struct fixture *f, enum sup_chan_state want)
+{
+	int r = sup_channel_recv(&f->ch);
+	if (r != 0)
+		print_error("recv %d: %s\n", r, f->ch.violation_reason);
+	assert_int_equal(r, 0);
+	assert_false(f->ch.violated);
+	assert_int_equal(f->ch.state, want);
+	assert_true(f->ch.recv_seq == f->send_seq);
+}
+
+static void wrk_expect_go(struct fixture *f)
+{
+	uint8_t none[1];
+	assert_int_equal(wrk_recv_frame(f, WIRE_GO, none, 0), 0);
+}
+
+/* Drives a well-behaved session up to (and including) state want. */
+static void drive_to(struct fixture *f, enum sup_chan_state want)
+{
+	if (want >= SUP_CHAN_ATTESTED) {
+		wrk_send_valid(f, WIRE_HELLO);
+		expect_ok(f, SUP_CHAN_ATTESTED);
+	}
+	if (want >= SUP_CHAN_GO_SENT) {
+		assert_int_equal(sup_channel_send_go(&f->ch), 0);
+		assert_int_equal(f->ch.state, SUP_CHAN_GO_SENT);
+		wrk_expect_go(f);
+	}
+	if (want >= SUP_CHAN_READY) {
+		wrk_send_valid(f, WIRE_READY);
+		expect_ok(f, SUP_CHAN_READY);
+	}
+	if (want >= SUP_CHAN_RUNNING) {
+		wrk_send_valid(f, WIRE_STARTED);
+		expect_ok(f, SUP_CHAN_RUNNING);
+	}
+	if (want >= SUP_CHAN_DONE) {
+		wrk_send_valid(f, WIRE_EXITED);
+		expect_ok(f, SUP_CHAN_DONE);
+	}
+}
+
+/* Bytes queued for the supervisor: the next datagram's length, or -1 when none. */
+static ssize_t sup_queued(const struct fixture *f)
+{
+	uint8_t b;
+	ssize_t n = recv(f->sup_fd, &b, 1, MSG_PEEK | MSG_DONTWAIT | MSG_TRUNC);
+	if (n < 0)
+		assert_int_equal(errno, EAGAIN);
+	return n;
+}
+
+/*
+ * Asserts the recorded violation, then that the channel is finished: a further recv returns
+ * -EPROTO without reading the next (perfectly valid) frame, and the record stays the first one.
+ */
+static void assert_violation(struct fixture *f, int r, int err, int type, const char *reason)
+{
+	if (r != err || strcmp(f->ch.violation_reason, reason) != 0)
+		print_error("got %d '%s' (type %d), wanted %d '%s' (type %d)\n", r,
+			    f->ch.violation_reason, f->ch.violation_type, err, reason, type);
+	assert_int_equal(r, err);
+	assert_true(f->ch.violated);
+	assert_int_equal(f->ch.violation_type, type);
+	assert_string_equal(f->ch.violation_reason, reason);
+	assert_true(f->ch.violation_frame == f->ch.recv_seq + 1);
+
+	/* The offending datagram was consumed; nothing else is queued. */
+	assert_int_equal(sup_queued(f), -1);
+	enum sup_chan_state state = f->ch.state;
+	uint64_t recv_seq = f->ch.recv_seq;
+	size_t n = wrk_seal(f, WIRE_DIR_TO_SUPERVISOR, WIRE_READY, recv_seq, NULL, 0);
+	wrk_send_raw(f, frame_buf, n);
+	assert_int_equal(sup_channel_recv(&f->ch), -EPROTO);
+	assert_int_equal(sup_queued(f), (ssize_t)n); /* still there: not read */
+	assert_int_equal(sup_channel_recv(&f->ch), -EPROTO);
+	assert_int_equal(f->ch.state, state);
+	assert_true(f->ch.recv_seq == recv_seq);
+	assert_int_equal(f->ch.violation_type, type);
+	assert_string_equal(f->ch.violation_reason, reason);
+}
+
+static unsigned count_open_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	assert_non_null(d);
+	unsigned n = 0;
+	struct dirent *de;
+	while ((de = readdir(d)))
+		n += de->d_name[0] != '.';
+	assert_int_equal(closedir(d), 0);
+	return n;
+}
+
+/* Sends frame_buf[0..len) with n_fds descriptors for /dev/null attached; closes ours after. */
+static void wrk_send_with_fds(struct fixture *f, size_t len, unsigned n_fds)
+{
+	int fds[16];
+	assert_true(n_fds <= 16);
+	for (unsigned i = 0; i < n_fds; i++) {
+		fds[i] = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		assert_true(fds[i] >= 0);
+	}
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(sizeof(int) * 16)];
+	} control;
+	memset(&control, 0, sizeof(control));
+	struct iovec iov = { .iov_base = frame_buf, .iov_len = len };
+	struct msghdr msg = {
+		.msg_iov = &iov,
+		.msg_iovlen = 1,
+		.msg_control = control.buf,
+		.msg_controllen = CMSG_SPACE(sizeof(int) * n_fds),
+	};
+	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int) * n_fds);
+	memcpy(CMSG_DATA(c), fds, sizeof(int) * n_fds);
+	assert_int_equal(sendmsg(f->wrk_fd, &msg, MSG_NOSIGNAL), (ssize_t)len);
+	for (unsigned i = 0; i < n_fds; i++)
+		assert_int_equal(close(fds[i]), 0);
+}
+
+/* ---- the happy path ------------------------------------------------------------------------- */
+
+static void test_happy_path(void **state)
+{
+	struct fixture *f = *state;
+	wrk_send_valid(f, WIRE_HELLO);
+	expect_ok(f, SUP_CHAN_ATTESTED);
+	assert_true(f->ch.have_identity);
+	assert_int_equal(f->ch.claimed.pid, 1);
+	assert_int_equal(f->ch.claimed.uid[2], 1000);
+	assert_int_equal(f->ch.claimed.no_new_privs, 1);
+	assert_int_equal(f->ch.claimed.seccomp, 2);
+	assert_int_equal(f->ch.claimed.seccomp_filters, 1);
+
+	assert_int_equal(sup_channel_send_go(&f->ch), 0);
+	assert_int_equal(f->ch.state, SUP_CHAN_GO_SENT);
+	wrk_expect_go(f);
+	assert_int_equal(sup_channel_send_go(&f->ch), -EPROTO); /* once */
+
+	wrk_send_valid(f, WIRE_READY);
+	expect_ok(f, SUP_CHAN_READY);
+
+	uint8_t pid[4] = { 0x00, 0x00, 0x01, 0x02 };
+	wrk_send(f, WIRE_STARTED, pid, sizeof(pid));
+	expect_ok(f, SUP_CHAN_RUNNING);
+	assert_true(f->ch.have_started);
+	assert_int_equal(f->ch.command_pid, 0x102);
+
+	wrk_send_valid(f, WIRE_EXITED);
+	expect_ok(f, SUP_CHAN_DONE);
+	assert_true(f->ch.have_exited);
+	assert_int_equal(f->ch.exited.how, WIRE_EXIT_CODE);
+	assert_int_equal(f->ch.exited.code, 7);
+	assert_true(f->ch.exited.utime_usec == 1500);
+	assert_true(f->ch.exited.stime_usec == 250);
+	assert_true(f->ch.exited.maxrss_kib == 4096);
+	assert_true(f->ch.recv_seq == 4);
+	assert_true(f->ch.send_seq == 2);
+
+	/* The worker exits: the channel reports the close, and it is no violation. */
+	assert_int_equal(close(f->wrk_fd), 0);
+	f->wrk_fd = -1;
+	assert_int_equal(sup_channel_recv(&f->ch), -ECONNRESET);
+	assert_false(f->ch.violated);
+	assert_int_equal(f->ch.state, SUP_CHAN_DONE);
+}
+
+/* exec fails: READY then EXITED(NOT_FOUND) without STARTED is a complete session. */
+static void test_exec_failure_path(void **state)
+{
+	struct fixture *f = *state;
+	drive_to(f, SUP_CHAN_READY);
+	wrk_send_valid(f, WIRE_EXITED);
+	expect_ok(f, SUP_CHAN_DONE);
+	assert_false(f->ch.have_started);
+	assert_int_equal(f->ch.exited.how, WIRE_EXIT_NOT_FOUND);
+	assert_int_equal(f->ch.exited.code, ENOENT);
+}
+
+static void test_nothing_queued(void **state)
+{
+	struct fixture *f = *state;
+	assert_int_equal(sup_channel_recv(&f->ch), -EAGAIN);
+	assert_false(f->ch.violated);
+}
+
+static void test_send_go_before_hello(void **state)
+{
+	struct fixture *f = *state;
+	assert_int_equal(sup_channel_send_go(&f->ch), -EPROTO);
+	assert_int_equal(f->ch.state, SUP_CHAN_HANDSHAKE);
+	uint8_t b;
+	assert_int_equal(recv(f->wrk_fd, &b, 1, MSG_DONTWAIT), -1);
+	assert_int_equal(errno, EAGAIN);
+}
+
+/* ---- authentication and sequence ----------------------------------------------------------- */
+
+static void test_forged_mac(void **state)
+{
+	struct fixture *f = *state;
+	uint8_t key[WIRE_KEY_LEN];
+	memset(key, 0x42, sizeof(key));
+	struct wire_mac *forger = wire_mac_new(key);
+	assert_non_null(forger);
+	uint8_t payload[HELLO_LEN];
+	int n = wire_seal(forger, WIRE_DIR_TO_SUPERVISOR, WIRE_HELLO, 0, payload,
+			  hello_payload(f, payload), frame_buf, sizeof(frame_buf));
+	wire_mac_free(forger);
+	assert_true(n > 0);
+	wrk_send_raw(f, frame_buf, (size_t)n);
+	assert_violation(f, sup_channel_recv(&f->ch), -EBADMSG, -1, REASON_MAC);
+	assert_false(f->ch.have_identity);
+	assert_int_equal(f->ch.state, SUP_CHAN_HANDSHAKE);
+}
+
+/* A valid frame with one bit of its MAC flipped. */
+static void test_corrupted_mac(void **state)
+{
+	struct fixture *f = *state;
+	uint8_t payload[HELLO_LEN];
+	size_t n = wrk_seal(f, WIRE_DIR_TO_SUPERVISOR, WIRE_HELLO, 0, payload,
+			    hello_payload(f, payload));
+	frame_buf[n - 1] ^= 0x01;
+	wrk_send_raw(f, frame_buf, n);
+	assert_violation(f, sup_channel_recv(&f->ch), -EBADMSG, -1, REASON_MAC);
+}
+
+/* A frame MACed for the other direction (a reflected supervisor frame). */
+static void test_reflected_frame(void **state)
+{
+	struct fixture *f = *state;
+	uint8_t payload[HELLO_LEN];
+	size_t n = wrk_seal(f, WIRE_DIR_TO_WORKER, WIRE_HELLO, 0, payload,
+			    hello_payload(f, payload));
+	wrk_send_raw(f, frame_buf, n);
+	assert_violation(f, sup_channel_recv(&f->ch), -EBADMSG, -1, REASON_MAC);
+}
+
+static void test_replayed_frame(void **state)
+{
+	struct fixture *f = *state;
+	drive_to(f, SUP_CHAN_GO_SENT);
+	size_t n = wrk_seal(f, WIRE_DIR_TO_SUPERVISOR, WIRE_READY, f->send_seq, NULL, 0);
+	wrk_send_raw(f, frame_buf, n);
+	f->send_seq++;
+	expect_ok(f, SUP_CHAN_READY);
+	wrk_send_raw(f, frame_buf, n); /* the same bytes again */
+	assert_violation(f, sup_channel_recv(&f->ch), -EPROTO, -1, REASON_SEQ);
+	assert_true(f->ch.violation_frame == 3);
+	assert_int_equal(f->ch.state, SUP_CHAN_READY);
+}
+
+static void test_replayed_hello(void **state)
+{
+	struct fixture *f = *state;
+	uint8_t payload[HELLO_LEN];
+	size_t n = wrk_seal(f, WIRE_DIR_TO_SUPERVISOR, WIRE_HELLO, 0, payload,
+			    hello_payload(f, payload));
+	wrk_send_raw(f, frame_buf, n);
+	f->send_seq++;
+	expect_ok(f, SUP_CHAN_ATTESTED);
+	wrk_send_raw(f, frame_buf, n);
+	assert_violation(f, sup_channel_recv(&f->ch), -EPROTO, -1, REASON_SEQ);
+}
+
+/* A frame that skips a sequence number (reordered or dropped). */
+static void test_reordered_frame(void **state)
+{
+	struct fixture *f = *state;
+	drive_to(f, SUP_CHAN_READY);
+	uint8_t pid[4] = { 0, 0, 0, 2 };
+	size_t n = wrk_seal(f, WIRE_DIR_TO_SUPERVISOR, WIRE_STARTED, f->send_seq + 1, pid,
+			    sizeof(pid));
+	wrk_send_raw(f, frame_buf, n);
+	assert_violation(f, sup_channel_recv(&f->ch), -EPROTO, -1, REASON_SEQ);
+	assert_false(f->ch.have_started);
+}
+
+/* ---- types and states ----------------------------------------------------------------------- */
+
+/* Every type the supervisor does not accept from a worker, sent authentic at seq 0. */
+static void test_unknown_type(void **state)
+{
+	static const uint8_t types[] = { 0, 1, WIRE_CHALLENGE, WIRE_GO, 6, 8, WIRE_EVENT,
+					 WIRE_RESULT, WIRE_ERROR, 17, 0x83, 0xff };
+	for (size_t i = 0; i < sizeof(types); i++) {
+		struct fixture *f = *state;
+		wrk_send(f, types[i], NULL, 0);
+		assert_violation(f, sup_channel_recv(&f->ch), -EPROTO, types[i], REASON_TYPE);
+		assert_int_equal(teardown(state), 0);
+		*state = NULL;
+		assert_int_equal(setup(state), 0);
+	}
+}
+
+/* A reserved type after GO, where a real worker might try it. */
+static void test_reserved_type_after_go(void **state)
+{
+	struct fixture *f = *state;
+	drive_to(f, SUP_CHAN_GO_SENT);
+	uint8_t event[] = { 1, 0, 0, 0, 2, 'h', 'i' };
+	wrk_send(f, WIRE_EVENT, event, sizeof(event));
+	assert_violation(f, sup_channel_recv(&f->ch), -EPROTO, WIRE_EVENT, REASON_TYPE);
+}
+
+struct state_case {
+	enum sup_chan_state at;
+	uint8_t type;
+};
+
+static struct state_case ready_before_go = { SUP_CHAN_ATTESTED, WIRE_READY };
+static struct state_case ready_before_hello = { SUP_CHAN_HANDSHAKE, WIRE_READY };
+static struct state_case hello_twice = { SUP_CHAN_ATTESTED, WIRE_HELLO };
+static struct state_case hello_after_go = { SUP_CHAN_GO_SENT, WIRE_HELLO };
+static struct state_case started_before_hello = { SUP_CHAN_HANDSHAKE, WIRE_STARTED };
+static struct state_case started_before_ready = { SUP_CHAN_GO_SENT, WIRE_STARTED };
+static struct state_case exited_before_go = { SUP_CHAN_ATTESTED, WIRE_EXITED };
+static struct state_case exited_before_ready = { SUP_CHAN_GO_SENT, WIRE_EXITED };
+static struct state_case ready_twice = { SUP_CHAN_READY, WIRE_READY };
+static struct state_case started_twice = { SUP_CHAN_RUNNING, WIRE_STARTED };
+static struct state_case exited_twice = { SUP_CHAN_DONE, WIRE_EXITED };
+static struct state_case ready_after_done = { SUP_CHAN_DONE, WIRE_READY };
+
+/* An authentic, well-formed frame at the right seq, in a state that does not permit it. */
+static void test_not_permitted_in_state(void **state)
+{
+	struct fixture *f = *state;
+	const struct state_case *c = f->param;
+	drive_to(f, c->at);
+	wrk_send_valid(f, c->type);
+	assert_violation(f, sup_channel_recv(&f->ch), -EPROTO, c->type, REASON_STATE);
+	assert_int_equal(f->ch.state, c->at);
+}
+
+static void test_wrong_nonce(void **state)
+{
+	struct fixture *f = *state;
+	uint8_t payload[HELLO_LEN];
+	size_t n = hello_payload(f, payload);
+	payload[WIRE_NONCE_LEN - 1] ^= 0x01;
+	wrk_send(f, WIRE_HELLO, payload, n);
+	assert_violation(f, sup_channel_recv(&f->ch), -EPROTO, WIRE_HELLO, REASON_CONTENT);
+	assert_false(f->ch.have_identity);
+	assert_int_equal(f->ch.state, SUP_CHAN_HANDSHAKE);
+}
+
+static void test_hello_bad_identity(void **state)
+{
+	struct fixture *f = *state;
+	uint8_t payload[HELLO_LEN];
+	size_t n = hello_payload(f, payload);
+	payload[HELLO_LEN - 6] = 2; /* NoNewPrivs */
+	wrk_send(f, WIRE_HELLO, payload, n);
+	assert_violation(f, sup_channel_recv(&f->ch), -EBADMSG, WIRE_HELLO, REASON_PAYLOAD);
+	assert_false(f->ch.have_identity);
+}
+
+static void test_started_pid_below_2(void **state)
+{
+	struct fixture *f = *state;
+	drive_to(f, SUP_CHAN_READY);
+	uint8_t pid[4] = { 0, 0, 0, 1 };
+	wrk_send(f, WIRE_STARTED, pid, sizeof(pid));
+	assert_violation(f, sup_channel_recv(&f->ch), -EBADMSG, WIRE_STARTED, REASON_PAYLOAD);
+	assert_false(f->ch.have_started);
+}
+
+static void test_exited_unknown_how(void **state)
+{
+	struct fixture *f = *state;
+	drive_to(f, SUP_CHAN_RUNNING);
+	uint8_t payload[EXITED_LEN];
+	exited_payload(&exit_code_7, payload);
+	payload[0] = 5;
+	wrk_send(f, WIRE_EXITED, payload, sizeof(payload));
+	assert_violation(f, sup_channel_recv(&f->ch), -EBADMSG, WIRE_EXITED, REASON_PAYLOAD);
+	assert_false(f->ch.have_exited);
+}
+
+static void test_exited_not_found_after_started(void **state)
+{
+	struct fixture *f = *state;
+	drive_to(f, SUP_CHAN_RUNNING);
+	uint8_t payload[EXITED_LEN];
+	wrk_send(f, WIRE_EXITED, payload, exited_payload(&exit_not_found, payload));
+	assert_violation(f, sup_channel_recv(&f->ch), -EPROTO, WIRE_EXITED, REASON_CONTENT);
+	assert_false(f->ch.have_exited);
+	assert_int_equal(f->ch.state, SUP_CHAN_RUNNING);
+}
+
+static void test_exited_code_without_started(void **state)
+{
+	struct fixture *f = *state;
+	drive_to(f, SUP_CHAN_READY);
+	uint8_t payload[EXITED_LEN];
+	wrk_send(f, WIRE_EXITED, payload, exited_payload(&exit_code_7, payload));
+	assert_violation(f, sup_channel_recv(&f->ch), -EPROTO, WIRE_EXITED, REASON_CONTENT);
+	assert_false(f->ch.have_exited);
+}
+
+/* ---- lengths -------------------------------------------------------------------------------- */
+
+struct length_case {
+	enum sup_chan_state at;
+	uint8_t type;
+	int delta; /* bytes added to (or, negative, cut from) a valid payload */
+};
+
+static struct length_case hello_truncated = { SUP_CHAN_HANDSHAKE, WIRE_HELLO, -1 };
+static struct length_case hello_nonce_only = { SUP_CHAN_HANDSHAKE, WIRE_HELLO, -82 };
+static struct length_case hello_empty = { SUP_CHAN_HANDSHAKE, WIRE_HELLO, -HELLO_LEN };
+static struct length_case hello_trailing = { SUP_CHAN_HANDSHAKE, WIRE_HELLO, 1 };
+static struct length_case ready_trailing = { SUP_CHAN_GO_SENT, WIRE_READY, 1 };
+static struct length_case started_truncated = { SUP_CHAN_READY, WIRE_STARTED, -1 };
+static struct length_case started_trailing = { SUP_CHAN_READY, WIRE_STARTED, 1 };
+static struct length_case exited_truncated = { SUP_CHAN_RUNNING, WIRE_EXITED, -1 };
+static struct length_case exited_trailing = { SUP_CHAN_RUNNING, WIRE_EXITED, 1 };
+
+static void test_payload_length(void **state)
+{
+	struct fixture *f = *state;
+	const struct length_case *c = f->param;
+	drive_to(f, c->at);
+	uint8_t payload[HELLO_LEN + 1];
+	memset(payload, 0, sizeof(payload));
+	size_t n = valid_payload(f, c->type, payload);
+	wrk_send(f, c->type, payload, (size_t)((ptrdiff_t)n + c->delta));
+	assert_violation(f, sup_channel_recv(&f->ch), -EBADMSG, c->type, REASON_LENGTH);
+	assert_int_equal(f->ch.state, c->at);
+}
+
+/* Over WIRE_MAX_FRAME + 1 bytes the kernel truncates the datagram: MSG_TRUNC. */
+static void test_oversize_datagram(void **state)
+{
+	struct fixture *f = *state;
+	memset(frame_buf, 0, sizeof(frame_buf));
+	wrk_send_raw(f, frame_buf, WIRE_MAX_FRAME + 2);
+	assert_violation(f, sup_channel_recv(&f->ch), -EBADMSG, -1, REASON_OVERSIZE);
+}
+
+/* Exactly one byte over WIRE_MAX_FRAME fits the buffer; wire_open rejects it. */
+static void test_datagram_one_over_max(void **state)
+{
+	struct fixture *f = *state;
+	memset(frame_buf, 0, sizeof(frame_buf));
+	wrk_send_raw(f, frame_buf, WIRE_MAX_FRAME + 1);
+	assert_violation(f, sup_channel_recv(&f->ch), -EBADMSG, -1, REASON_MAC);
+}
+
+static void test_runt_datagram(void **state)
+{
+	struct fixture *f = *state;
+	wrk_send_raw(f, "W", 1);
+	assert_violation(f, sup_channel_recv(&f->ch), -EBADMSG, -1, REASON_MAC);
+}
+
+/* ---- ancillary data ------------------------------------------------------------------------- */
+
+/* A valid HELLO carrying one fd: a violation, and the fd the kernel installed is closed. */
+static void test_scm_rights(void **state)
+{
+	struct fixture *f = *state;
+	unsigned before = count_open_fds();
+	uint8_t payload[HELLO_LEN];
+	size_t n = wrk_seal(f, WIRE_DIR_TO_SUPERVISOR, WIRE_HELLO, 0, payload,
+			    hello_payload(f, payload));
+	wrk_send_with_fds(f, n, 1);
+	assert_int_equal(count_open_fds(), before); /* in flight, not in our table */
+	assert_violation(f, sup_channel_recv(&f->ch), -EBADMSG, -1, REASON_ANCILLARY);
+	assert_int_equal(count_open_fds(), before);
+	assert_false(f->ch.have_identity);
+}
+
+/* More fds than the channel's control buffer holds (MSG_CTRUNC): still none left open. */
+static void test_scm_rights_many(void **state)
+{
+	struct fixture *f = *state;
+	drive_to(f, SUP_CHAN_GO_SENT);
+	unsigned before = count_open_fds();
+	size_t n = wrk_seal(f, WIRE_DIR_TO_SUPERVISOR, WIRE_READY, f->send_seq, NULL, 0);
+	wrk_send_with_fds(f, n, 12);
+	assert_violation(f, sup_channel_recv(&f->ch), -EBADMSG, -1, REASON_ANCILLARY);
+	assert_int_equal(count_open_fds(), before);
+	assert_int_equal(f->ch.state, SUP_CHAN_GO_SENT);
+}
+
+/*
+ * A zero-length datagram carrying an fd: still ancillary data on a type that declares none, so
+ * a violation, and the fd the kernel installed must not stay open in the supervisor.
+ */
+static void test_scm_rights_empty_datagram(void **state)
+{
+	struct fixture *f = *state;
+	unsigned before = count_open_fds();
+	wrk_send_with_fds(f, 0, 1);
+	int r = sup_channel_recv(&f->ch);
+	assert_int_equal(count_open_fds(), before);
+	assert_violation(f, r, -EBADMSG, -1, REASON_ANCILLARY);
+}
+
+/* ---- closing -------------------------------------------------------------------------------- */
+
+static void test_closed_channel(void **state)
+{
+	struct fixture *f = *state;
+	assert_int_equal(close(f->wrk_fd), 0);
+	f->wrk_fd = -1;
+	assert_int_equal(sup_channel_recv(&f->ch), -ECONNRESET);
+	assert_false(f->ch.violated);
+	assert_int_equal(sup_channel_recv(&f->ch), -ECONNRESET);
+	assert_int_equal(f->ch.state, SUP_CHAN_HANDSHAKE);
+}
+
+static void test_closed_mid_session(void **state)
+{
+	struct fixture *f = *state;
+	drive_to(f, SUP_CHAN_RUNNING);
+	assert_int_equal(close(f->wrk_fd), 0);
+	f->wrk_fd = -1;
+	assert_int_equal(sup_channel_recv(&f->ch), -ECONNRESET);
+	assert_false(f->ch.violated);
+	assert_int_equal(f->ch.state, SUP_CHAN_RUNNING);
+}
+
+/* An externally detected violation (e.g. a silent worker) also ends reading. */
+static void test_external_violation(void **state)
+{
+	struct fixture *f = *state;
+	drive_to(f, SUP_CHAN_ATTESTED);
+	sup_channel_violation(&f->ch, -1, "worker silent past its deadline");
+	sup_channel_violation(&f->ch, 5, "second one is ignored");
+	assert_violation(f, -EPROTO, -EPROTO, -1, "worker silent past its deadline");
+	assert_true(f->ch.violation_frame == 2);
+}
+
+static void test_frame_names(void **state)
+{
+	(void)state;
+	assert_string_equal(sup_frame_name(WIRE_HELLO), "HELLO");
+	assert_string_equal(sup_frame_name(WIRE_EXITED), "EXITED");
+	assert_string_equal(sup_frame_name(WIRE_GO), "GO");
+	assert_string_equal(sup_frame_name(-1), "unknown");
+	assert_string_equal(sup_frame_name(0x83), "unknown");
+}
+
+/* ---- main ----------------------------------------------------------------------------------- */
+
+#define CHAN_TEST(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+#define CASE_TEST(name, fn, c) { name, fn, setup, teardown, &(c) }
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		CHAN_TEST(test_happy_path),
+		CHAN_TEST(test_exec_failure_path),
+		CHAN_TEST(test_nothing_queued),
+		CHAN_TEST(test_send_go_before_hello),
+		CHAN_TEST(test_forged_mac),
+		CHAN_TEST(test_corrupted_mac),
+		CHAN_TEST(test_reflected_frame),
+		CHAN_TEST(test_replayed_frame),
+		CHAN_TEST(test_replayed_hello),
+		CHAN_TEST(test_reordered_frame),
+		CHAN_TEST(test_unknown_type),
+		CHAN_TEST(test_reserved_type_after_go),
+		CASE_TEST("READY before GO", test_not_permitted_in_state, ready_before_go),
+		CASE_TEST("READY before HELLO", test_not_permitted_in_state, ready_before_hello),
+		CASE_TEST("HELLO twice", test_not_permitted_in_state, hello_twice),
+		CASE_TEST("HELLO after GO", test_not_permitted_in_state, hello_after_go),
+		CASE_TEST("STARTED before HELLO", test_not_permitted_in_state, started_before_hello),
+		CASE_TEST("STARTED before READY", test_not_permitted_in_state, started_before_ready),
+		CASE_TEST("EXITED before GO", test_not_permitted_in_state, exited_before_go),
+		CASE_TEST("EXITED before READY", test_not_permitted_in_state, exited_before_ready),
+		CASE_TEST("READY twice", test_not_permitted_in_state, ready_twice),
+		CASE_TEST("STARTED twice", test_not_permitted_in_state, started_twice),
+		CASE_TEST("EXITED twice", test_not_permitted_in_state, exited_twice),
+		CASE_TEST("READY after DONE", test_not_permitted_in_state, ready_after_done),
+		CHAN_TEST(test_wrong_nonce),
+		CHAN_TEST(test_hello_bad_identity),
+		CHAN_TEST(test_started_pid_below_2),
+		CHAN_TEST(test_exited_unknown_how),
+		CHAN_TEST(test_exited_not_found_after_started),
+		CHAN_TEST(test_exited_code_without_started),
+		CASE_TEST("HELLO truncated", test_payload_length, hello_truncated),
+		CASE_TEST("HELLO nonce only", test_payload_length, hello_nonce_only),
+		CASE_TEST("HELLO empty", test_payload_length, hello_empty),
+		CASE_TEST("HELLO trailing byte", test_payload_length, hello_trailing),
+		CASE_TEST("READY trailing byte", test_payload_length, ready_trailing),
+		CASE_TEST("STARTED truncated", test_payload_length, started_truncated),
+		CASE_TEST("STARTED trailing byte", test_payload_length, started_trailing),
+		CASE_TEST("EXITED truncated", test_payload_length, exited_truncated),
+		CASE_TEST("EXITED trailing byte", test_payload_length, exited_trailing),
+		CHAN_TEST(test_oversize_datagram),
+		CHAN_TEST(test_datagram_one_over_max),
+		CHAN_TEST(test_runt_datagram),
+		CHAN_TEST(test_scm_rights),
+		CHAN_TEST(test_scm_rights_many),
+		CHAN_TEST(test_scm_rights_empty_datagram),
+		CHAN_TEST(test_closed_channel),
+		CHAN_TEST(test_closed_mid_session),
+		CHAN_TEST(test_external_violation),
+		cmocka_unit_test(test_frame_names),
+	};
+	return cmocka_run_group_tests_name("channel", tests, NULL, NULL);
+}
