@@ -606,9 +606,9 @@ void th_out_done(struct th_out *out)
 	memset(out, 0, sizeof(*out));
 }
 
-/* Calls fn(pid) for every host process matching as th_count_procs describes. */
+/* Calls fn(pid, ctx) for every host process matching as th_count_procs describes. */
 static int scan_procs(const char *marker, const char *argv0_suffix, pid_t exclude,
-		      void (*fn)(pid_t))
+		      void (*fn)(pid_t, void *), void *ctx)
 {
 	DIR *d = opendir("/proc");
 	if (!d)
@@ -651,7 +651,7 @@ static int scan_procs(const char *marker, const char *argv0_suffix, pid_t exclud
 		if (match) {
 			count++;
 			if (fn)
-				fn((pid_t)pid);
+				fn((pid_t)pid, ctx);
 		}
 	}
 	(void)closedir(d);
@@ -660,17 +660,61 @@ static int scan_procs(const char *marker, const char *argv0_suffix, pid_t exclud
 
 int th_count_procs(const char *marker, const char *argv0_suffix, pid_t exclude)
 {
-	return scan_procs(marker, argv0_suffix, exclude, NULL);
+	return scan_procs(marker, argv0_suffix, exclude, NULL, NULL);
 }
 
-static void kill_one(pid_t pid)
+static void kill_one(pid_t pid, void *unused)
 {
+	(void)unused;
 	(void)kill(pid, SIGKILL);
 }
 
 void th_kill_procs(const char *marker, pid_t exclude)
 {
-	(void)scan_procs(marker, NULL, exclude, kill_one);
+	(void)scan_procs(marker, NULL, exclude, kill_one, NULL);
+}
+
+struct pid_list {
+	pid_t *v;
+	size_t n, max;
+};
+
+static void collect_one(pid_t pid, void *ctx)
+{
+	struct pid_list *l = ctx;
+	if (l->n < l->max)
+		l->v[l->n] = pid;
+	l->n++;
+}
+
+int th_find_procs(const char *marker, const char *argv0_suffix, pid_t exclude, pid_t *out,
+		  size_t max)
+{
+	struct pid_list l = { .v = out, .max = max };
+	return scan_procs(marker, argv0_suffix, exclude, collect_one, &l);
+}
+
+bool th_proc_status(pid_t pid, char *buf, size_t len)
+{
+	char path[64];
+	(void)snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || len == 0)
+		return false;
+	size_t off = 0;
+	for (;;) {
+		ssize_t n = read(fd, buf + off, len - 1 - off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		off += (size_t)n;
+		if (off == len - 1)
+			break;
+	}
+	(void)close(fd);
+	buf[off] = '\0';
+	return off > 0;
 }
 
 void th_marker(const char *stem, char *out, size_t len)

@@ -155,6 +155,16 @@ int th_count_procs(const char *marker, const char *argv0_suffix, pid_t exclude);
 /* SIGKILLs every host process th_count_procs(marker, NULL, exclude) would count. */
 void th_kill_procs(const char *marker, pid_t exclude);
 
+/*
+ * The pids of the host processes th_count_procs(marker, argv0_suffix, exclude) would count:
+ * the first max of them go to out; returns how many matched (which may exceed max).
+ */
+int th_find_procs(const char *marker, const char *argv0_suffix, pid_t exclude, pid_t *out,
+		  size_t max);
+
+/* Reads /proc/PID/status into buf (NUL-terminated, truncated to len - 1 bytes). */
+bool th_proc_status(pid_t pid, char *buf, size_t len);
+
 /* A marker unique to this test program and call: "<stem>-<pid>-<n>". */
 void th_marker(const char *stem, char *out, size_t len);
 

@@ -14,11 +14,14 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/magic.h>
+#include <net/if.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -1153,6 +1156,525 @@ static void test_record_symlink_file_refused(void **state)
 }
 
 /* ---------------------------------------------------------------------------------------- */
+/* Size-limited tmpfs: /tmp, /home/<user>, /dev/shm                                         */
+
+/* statfs as the probe prints it: TMPFS_MAGIC and the size in bytes. */
+static void tmpfs_statfs_line(unsigned long long bytes, char *out, size_t len)
+{
+	(void)snprintf(out, len, "OK %lx %llu\n", (unsigned long)TMPFS_MAGIC, bytes);
+}
+
+static void expect_tmpfs_limited(struct fx *f, const char *dir)
+{
+	char pol[PATH_MAX], file[PATH_MAX], want[64];
+	th_pathf(file, "%s/fill", dir);
+	/* Control: the default 1 GiB takes 16 MiB, and its size shows in statfs. */
+	probe_expect(f, TH_CMD(TH_PROBE, "fill", file, "16"), 0, "WROTE 16\nOK 0\n");
+	tmpfs_statfs_line(1ull << 30, want, sizeof(want));
+	probe_expect(f, TH_CMD(TH_PROBE, "statfs", dir), 0, want);
+
+	th_policy(&f->ws, "limits: { tmpfs: 8M }\n", pol);
+	struct th_opts o = ws_opts(f);
+	o.policy = pol;
+	run_with(f, &o, TH_CMD(TH_PROBE, "statfs", dir));
+	tmpfs_statfs_line(8ull << 20, want, sizeof(want));
+	expect(f, 0, want);
+	run_with(f, &o, TH_CMD(TH_PROBE, "fill", file, "16"));
+	expect(f, 1, "WROTE 8\nERR ENOSPC 28\n");
+}
+
+static void test_tmpfs_tmp_size(void **state)
+{
+	expect_tmpfs_limited(*state, "/tmp");
+}
+
+static void test_tmpfs_home_size(void **state)
+{
+	expect_tmpfs_limited(*state, "/home/agent");
+}
+
+static void test_tmpfs_shm_size(void **state)
+{
+	expect_tmpfs_limited(*state, "/dev/shm");
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* /dev                                                                                     */
+
+static void test_dev_contents(void **state)
+{
+	struct fx *f = *state;
+	probe_expect(f, TH_CMD(TH_PROBE, "ls", "/dev"), 0,
+		     "fd\nfull\nnull\nptmx\npts\nrandom\nshm\nstderr\nstdin\nstdout\ntty\n"
+		     "urandom\nzero\n");
+}
+
+static void test_dev_null(void **state)
+{
+	struct fx *f = *state;
+	run(f, TH_CMD(TH_PROBE, "stat", "/dev/null"));
+	expect(f, 0, NULL);
+	char type[8] = "";
+	unsigned mode = 0, maj = 0, min = 0;
+	long long size = -1;
+	if (sscanf(f->out.out, "OK %7s %*u %*u %o %lld %u:%u", type, &mode, &size, &maj,
+		   &min) != 5) {
+		show(f);
+		fail_msg("cannot parse the stat line");
+	}
+	assert_string_equal(type, "chr");
+	assert_int_equal(mode, 0666);
+	assert_int_equal(maj, 1);
+	assert_int_equal(min, 3);
+	probe_expect(f, TH_CMD(TH_PROBE, "openw", "/dev/null"), 0, "OK 3\n");
+	probe_expect(f, TH_CMD(TH_PROBE, "write", "/dev/null"), 0, "OK 1\n");
+}
+
+static void test_dev_readonly(void **state)
+{
+	struct fx *f = *state;
+	/* Control: the sandbox user can create files below /dev, on the /dev/shm tmpfs. */
+	probe_expect(f, TH_CMD(TH_PROBE, "write", "/dev/shm/x"), 0, "OK 1\n");
+	probe_expect(f, TH_CMD(TH_PROBE, "write", "/dev/x"), 1, "ERR EROFS 30\n");
+	probe_expect(f, TH_CMD(TH_PROBE, "mkdir", "/dev/x"), 1, "ERR EROFS 30\n");
+}
+
+static void test_dev_host_devices_absent(void **state)
+{
+	struct fx *f = *state;
+	static const char *const devs[] = { "/dev/mem", "/dev/kmsg", "/dev/sda", "/dev/vda",
+					    "/dev/port", "/dev/console" };
+	int on_host = 0;
+	for (size_t i = 0; i < sizeof(devs) / sizeof(devs[0]); i++) {
+		struct stat st;
+		on_host += lstat(devs[i], &st) == 0;
+		probe_expect(f, TH_CMD(TH_PROBE, "stat", devs[i]), 1, "ERR ENOENT 2\n");
+	}
+	/* Control: at least one of them is there on the host. */
+	assert_true(on_host >= 1);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Host name and the sandbox user                                                           */
+
+static void test_hostname_default(void **state)
+{
+	struct fx *f = *state;
+	/* The node name, then an empty domain name. */
+	probe_expect(f, TH_CMD(TH_PROBE, "hostname"), 0, "warden\n\n");
+	probe_expect(f, TH_CMD(TH_PROBE, "cat", "/etc/hostname"), 0, "warden\n");
+}
+
+static void test_hostname_policy(void **state)
+{
+	struct fx *f = *state;
+	char pol[PATH_MAX];
+	th_policy(&f->ws, "hostname: box-42.test\n", pol);
+	struct th_opts o = ws_opts(f);
+	o.policy = pol;
+	run_with(f, &o, TH_CMD(TH_PROBE, "hostname"));
+	expect(f, 0, "box-42.test\n\n");
+	run_with(f, &o, TH_CMD(TH_PROBE, "cat", "/etc/hostname"));
+	expect(f, 0, "box-42.test\n");
+}
+
+/* The /etc/passwd lines (in text) whose uid field is uid, joined by '\n' into out. */
+static void passwd_lines_for(const char *text, const char *uid, char *out, size_t len)
+{
+	size_t off = 0;
+	out[0] = '\0';
+	for (const char *line = text; *line;) {
+		const char *nl = strchr(line, '\n');
+		size_t llen = nl ? (size_t)(nl - line) : strlen(line);
+		const char *c1 = memchr(line, ':', llen);
+		const char *c2 = c1 ? memchr(c1 + 1, ':', llen - (size_t)(c1 + 1 - line)) : NULL;
+		const char *c3 = c2 ? memchr(c2 + 1, ':', llen - (size_t)(c2 + 1 - line)) : NULL;
+		if (c3 && (size_t)(c3 - c2 - 1) == strlen(uid) &&
+		    strncmp(c2 + 1, uid, strlen(uid)) == 0 && off < len)
+			off += (size_t)snprintf(out + off, len - off, "%s%.*s", off ? "\n" : "",
+						(int)llen, line);
+		if (!nl)
+			break;
+		line = nl + 1;
+	}
+}
+
+static void test_passwd_default_user(void **state)
+{
+	struct fx *f = *state;
+	char lines[512];
+	probe_expect(f, TH_CMD(TH_PROBE, "cat", "/etc/passwd"), 0, NULL);
+	passwd_lines_for(f->out.out, "1000", lines, sizeof(lines));
+	assert_string_equal(lines, "agent:x:1000:1000:agent:/home/agent:/bin/sh");
+	/* Control of the parser: root's line is found the same way. */
+	passwd_lines_for(f->out.out, "0", lines, sizeof(lines));
+	assert_int_equal(strncmp(lines, "root:x:0:0:", 11), 0);
+}
+
+static void test_user_policy(void **state)
+{
+	struct fx *f = *state;
+	char pol[PATH_MAX], v[128], lines[512];
+	th_policy(&f->ws, "user: { uid: 1500, gid: 1600, name: bob }\n", pol);
+	struct th_opts o = ws_opts(f);
+	o.policy = pol;
+	run_with(f, &o, TH_CMD(TH_PROBE, "status"));
+	expect(f, 0, NULL);
+	assert_true(th_status_field(f->out.out, "Uid", v, sizeof(v)));
+	assert_string_equal(v, "1500\t1500\t1500\t1500");
+	assert_true(th_status_field(f->out.out, "Gid", v, sizeof(v)));
+	assert_string_equal(v, "1600\t1600\t1600\t1600");
+
+	run_with(f, &o, TH_CMD(TH_PROBE, "env"));
+	expect(f, 0, NULL);
+	if (!th_has_line(f->out.out, "HOME=/home/bob") || !th_has_line(f->out.out, "USER=bob") ||
+	    !th_has_line(f->out.out, "LOGNAME=bob")) {
+		show(f);
+		fail_msg("the environment does not name bob");
+	}
+
+	run_with(f, &o, TH_CMD(TH_PROBE, "cat", "/etc/passwd"));
+	expect(f, 0, NULL);
+	passwd_lines_for(f->out.out, "1500", lines, sizeof(lines));
+	assert_string_equal(lines, "bob:x:1500:1600:bob:/home/bob:/bin/sh");
+	passwd_lines_for(f->out.out, "1000", lines, sizeof(lines));
+	assert_string_equal(lines, "");
+
+	/* The home tmpfs belongs to bob. */
+	run_with(f, &o, TH_CMD(TH_PROBE, "stat", "/home/bob"));
+	if (strncmp(f->out.out, "OK dir 1500 1600 0700 ", 22) != 0) {
+		show(f);
+		fail_msg("/home/bob is not bob's private directory");
+	}
+	run_with(f, &o, TH_CMD(TH_PROBE, "write", "/home/bob/x"));
+	expect(f, 0, "OK 1\n");
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Network: loopback only                                                                   */
+
+/* The interface names of /proc/net/dev text, sorted by appearance, joined by ' '. */
+static void proc_net_dev_names(const char *text, char *out, size_t len)
+{
+	size_t off = 0;
+	out[0] = '\0';
+	for (const char *line = text; *line;) {
+		const char *nl = strchr(line, '\n');
+		const char *colon = strchr(line, ':');
+		/* The two header lines have '|' and no ':'. */
+		if (colon && (!nl || colon < nl)) {
+			const char *s = line;
+			while (*s == ' ')
+				s++;
+			if (off < len)
+				off += (size_t)snprintf(out + off, len - off, "%s%.*s",
+							off ? " " : "", (int)(colon - s), s);
+		}
+		if (!nl)
+			break;
+		line = nl + 1;
+	}
+}
+
+static void test_net_only_lo(void **state)
+{
+	struct fx *f = *state;
+	/* Control: run directly, the probe lists every host interface. */
+	struct if_nameindex *host = if_nameindex();
+	assert_non_null(host);
+	int n_host = 0;
+	for (struct if_nameindex *i = host; i->if_index; i++)
+		n_host++;
+	if_freenameindex(host);
+	struct th_opts o = ws_opts(f);
+	o.direct = true;
+	run_with(f, &o, TH_CMD(TH_PROBE, "ifaces"));
+	expect(f, 0, NULL);
+	int n_direct = 0;
+	for (const char *p = f->out.out; (p = strchr(p, '\n')); p++)
+		n_direct++;
+	assert_int_equal(n_direct, n_host);
+
+	probe_expect(f, TH_CMD(TH_PROBE, "ifaces"), 0, "lo up\n");
+	char names[256];
+	probe_expect(f, TH_CMD(TH_PROBE, "cat", "/proc/net/dev"), 0, NULL);
+	proc_net_dev_names(f->out.out, names, sizeof(names));
+	assert_string_equal(names, "lo");
+}
+
+static void test_net_loopback_works(void **state)
+{
+	struct fx *f = *state;
+	probe_expect(f, TH_CMD(TH_PROBE, "loopback"), 0, "OK 1\n");
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Concurrent sandboxes: one host id each, held by a lock file                              */
+
+#define HOST_ID_LOCK_DIR "/run/warden/ids"
+
+/* 1 when the lock file of id exists and is locked by someone else, 0 when absent, -1 else. */
+static int id_lock_state(unsigned id)
+{
+	char p[PATH_MAX];
+	th_pathf(p, "%s/%u", HOST_ID_LOCK_DIR, id);
+	int fd = open(p, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -1;
+	int r = flock(fd, LOCK_EX | LOCK_NB) < 0 && errno == EWOULDBLOCK ? 1 : -1;
+	(void)close(fd);
+	return r;
+}
+
+static void test_concurrent_host_ids(void **state)
+{
+	struct fx *f = *state;
+	th_marker("ids", f->marker, sizeof(f->marker));
+	char rec[2][PATH_MAX];
+	struct th_proc p[2];
+	struct th_out out[2];
+	for (int i = 0; i < 2; i++) {
+		th_aux_path(&f->ws, "record", rec[i]);
+		struct th_opts o = ws_opts(f);
+		o.record = rec[i];
+		int r = th_spawn(&o, TH_CMD(TH_PROBE, "sleep", "30", f->marker), &p[i]);
+		assert_int_equal(r, 0);
+	}
+	/* While both run: each probe's host uid, and the lock file of that id. */
+	pid_t pids[4];
+	int found = 0;
+	for (int i = 0; i < 200 && found < 2; i++) {
+		found = th_find_procs(f->marker, "probe", 0, pids, 4);
+		if (found < 2)
+			(void)usleep(20000);
+	}
+	unsigned uid[2] = { 0, 0 };
+	int lock[2] = { -2, -2 };
+	for (int i = 0; i < 2 && found == 2; i++) {
+		char status[4096], v[128];
+		if (th_proc_status(pids[i], status, sizeof(status)) &&
+		    th_status_field(status, "Uid", v, sizeof(v)))
+			uid[i] = (unsigned)strtoul(v, NULL, 10);
+		lock[i] = id_lock_state(uid[i]);
+	}
+	/* End both commands (not the workers: each run must end normally). */
+	for (int i = 0; i < 2 && found == 2; i++)
+		(void)kill(pids[i], SIGKILL);
+	if (found != 2)
+		th_kill_procs(f->marker, 0);
+	for (int i = 0; i < 2; i++)
+		th_finish(&p[i], &out[i]);
+	int gone[2] = { id_lock_state(uid[0]), id_lock_state(uid[1]) };
+	for (int i = 0; i < 2; i++) {
+		if (out[i].code != 128 + SIGKILL)
+			print_error("run %d: exit %d\n%s%s", i, out[i].code, out[i].out,
+				    out[i].err);
+	}
+	assert_int_equal(found, 2);
+	assert_int_equal(out[0].code, 128 + SIGKILL);
+	assert_int_equal(out[1].code, 128 + SIGKILL);
+	th_out_done(&out[0]);
+	th_out_done(&out[1]);
+
+	double rec_uid[2];
+	for (int i = 0; i < 2; i++) {
+		cJSON *r = th_record_load(rec[i]);
+		assert_string_equal(th_json_str(r, "exit.reason"), "signaled");
+		rec_uid[i] = th_json_num(r, "sandbox.host_uid");
+		assert_true(th_json_num(r, "sandbox.host_gid") == rec_uid[i]);
+		cJSON_Delete(r);
+		assert_true(rec_uid[i] >= HOST_ID_BASE);
+	}
+	assert_true(rec_uid[0] != rec_uid[1]);
+	/* The host uids seen on the probes are the recorded ones (in either order). */
+	assert_true(uid[0] != uid[1]);
+	assert_true(((double)uid[0] == rec_uid[0] && (double)uid[1] == rec_uid[1]) ||
+		    ((double)uid[0] == rec_uid[1] && (double)uid[1] == rec_uid[0]));
+	/* Held while running, unlinked by the holder on release. */
+	assert_int_equal(lock[0], 1);
+	assert_int_equal(lock[1], 1);
+	assert_int_equal(gone[0], 0);
+	assert_int_equal(gone[1], 0);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* The environment policy                                                                   */
+
+static void test_env_policy(void **state)
+{
+	struct fx *f = *state;
+	static const char *const host_env[] = { "MY_TOKEN=secret123", "OTHER_TOKEN=other456",
+						"FOO=from-host", NULL };
+	/* set replaces the default's list, pass too; set wins over pass for FOO. */
+	static const char *const want[] = {
+		"FOO=bar",	  "MY_TOKEN=secret123", "PATH=/usr/local/bin:/usr/bin:/bin",
+		"HOME=/home/agent", "USER=agent",		"LOGNAME=agent",
+		"TERM=dumb",	  "LANG=C.UTF-8",
+	};
+	char pol[PATH_MAX];
+	th_policy(&f->ws, "env: { set: [FOO=bar], pass: [MY_TOKEN, FOO] }\n", pol);
+	struct th_opts o = ws_opts(f);
+	o.env = host_env;
+	o.policy = pol;
+	o.direct = true;
+	run_with(f, &o, TH_CMD(TH_PROBE, "env"));
+	const bool control = th_has_line(f->out.out, "OTHER_TOKEN=other456") &&
+			     th_has_line(f->out.out, "FOO=from-host");
+	o.direct = false;
+	run_with(f, &o, TH_CMD(TH_PROBE, "env"));
+	expect(f, 0, NULL);
+	assert_true(control);
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		if (!th_has_line(f->out.out, want[i])) {
+			show(f);
+			fail_msg("missing %s", want[i]);
+		}
+	char copy[4096];
+	(void)snprintf(copy, sizeof(copy), "%s", f->out.out);
+	char *save = NULL;
+	int n = 0;
+	for (char *tok = strtok_r(copy, "\n", &save); tok; tok = strtok_r(NULL, "\n", &save)) {
+		bool known = strcmp(tok, "PWD=/workspace") == 0;
+		for (size_t i = 0; i < sizeof(want) / sizeof(want[0]) && !known; i++)
+			known = strcmp(tok, want[i]) == 0;
+		if (!known) {
+			show(f);
+			fail_msg("unexpected variable %s", tok);
+		}
+		n += !strncmp(tok, "FOO=", 4);
+	}
+	assert_int_equal(n, 1);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Limits counted in the record                                                             */
+
+static void test_limit_fsize(void **state)
+{
+	struct fx *f = *state;
+	/* Control: the default fsize (16 GiB) takes 2 MiB. */
+	probe_expect(f, TH_CMD(TH_PROBE, "fill", "/workspace/big", "2"), 0, "WROTE 2\nOK 0\n");
+	char pol[PATH_MAX], p[PATH_MAX];
+	th_policy(&f->ws, "limits: { fsize: 1M }\n", pol);
+	struct th_opts o = ws_opts(f);
+	o.policy = pol;
+	run_with(f, &o, TH_CMD(TH_PROBE, "fill", "/workspace/big", "2"));
+	/* The kernel raises SIGXFSZ (blocked by the probe) and the write fails with EFBIG. */
+	expect(f, 1, "WROTE 1\nSIGXFSZ\nERR EFBIG 27\n");
+	struct stat st;
+	ws_path(f, "big", p);
+	assert_int_equal(lstat(p, &st), 0);
+	assert_int_equal(st.st_size, 1 << 20);
+}
+
+static void test_limit_pids_record(void **state)
+{
+	struct fx *f = *state;
+	char pol[PATH_MAX], rec[PATH_MAX];
+	th_policy(&f->ws, "limits: { pids: 32 }\n", pol);
+	th_aux_path(&f->ws, "record", rec);
+	struct th_opts o = ws_opts(f);
+	o.policy = pol;
+	o.record = rec;
+	run_with(f, &o, TH_CMD(TH_PROBE, "forkbomb", "200"));
+	/* forkbomb ends by SIGKILLing its process group, itself included. */
+	expect(f, 128 + SIGKILL, NULL);
+	long forked = -1;
+	if (sscanf(f->out.out, "FORKED %ld", &forked) != 1) {
+		show(f);
+		fail_msg("no FORKED line");
+	}
+	assert_in_range(forked, 1, 31);
+	f->record = th_record_load(rec);
+	assert_true(th_json_num(f->record, "resources.pids_limit_hits") >= 1);
+	assert_string_equal(th_json_str(f->record, "exit.reason"), "pids-limit");
+	assert_int_equal((int)th_json_num(f->record, "exit.code"), 128 + SIGKILL);
+	assert_int_equal((int)th_json_num(f->record, "exit.signal"), SIGKILL);
+	assert_int_equal((int)th_json_num(f->record, "resources.oom_kills"), 0);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Placeholders left by a SIGKILLed supervisor                                              */
+
+static void test_stale_placeholders_collected(void **state)
+{
+	struct fx *f = *state;
+	static const char *const protected_top[] = { ".git", ".gitmodules", ".envrc", ".vscode",
+						     ".idea", ".devcontainer" };
+	th_marker("stale", f->marker, sizeof(f->marker));
+	struct th_opts o = ws_opts(f);
+	struct th_proc p;
+	assert_int_equal(th_spawn(&o, TH_CMD(TH_PROBE, "sleep", "30", f->marker), &p), 0);
+	int seen = 0;
+	for (int i = 0; i < 200 && !seen; i++) {
+		seen = th_count_procs(f->marker, "probe", p.pid);
+		if (!seen)
+			(void)usleep(20000);
+	}
+	(void)kill(p.pid, SIGKILL); /* warden only; the sandbox dies with it */
+	th_out_done(&f->out);
+	th_finish(&p, &f->out);
+	int left = 1;
+	for (int i = 0; i < 100 && left; i++) {
+		left = th_count_procs(f->marker, NULL, 0);
+		if (left)
+			(void)usleep(20000);
+	}
+	assert_int_equal(seen, 1);
+	assert_int_equal(f->out.code, 128 + SIGKILL);
+	assert_int_equal(left, 0);
+	/* Control: the killed supervisor could not clean up; its placeholders are there. */
+	for (size_t i = 0; i < sizeof(protected_top) / sizeof(protected_top[0]); i++) {
+		char path[PATH_MAX];
+		struct stat st;
+		ws_path(f, protected_top[i], path);
+		if (lstat(path, &st) < 0)
+			fail_msg("no placeholder %s after the SIGKILL", protected_top[i]);
+		assert_true(S_ISREG(st.st_mode));
+		assert_int_equal(st.st_size, 0);
+		assert_int_equal(st.st_mode & 07777, 0444);
+	}
+
+	run(f, TH_CMD(TH_PROBE, "exit", "0"));
+	expect(f, 0, "");
+	char names[1024];
+	list_dir(f->ws.dir, names, sizeof(names));
+	assert_string_equal(names, "probe");
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Commands: scripts, shells, interpreters, stdin                                           */
+
+static void test_exec_script(void **state)
+{
+	struct fx *f = *state;
+	char p[PATH_MAX];
+	host_write(f, "script", "#!/bin/sh\necho \"script $# $1\"\nexit 7\n");
+	ws_path(f, "script", p);
+	assert_int_equal(chmod(p, 0755), 0);
+	probe_expect(f, TH_CMD("/workspace/script", "a b"), 7, "script 1 a b\n");
+	probe_expect(f, TH_CMD("sh", "-c", "exit 5"), 5, "");
+	if (access("/usr/bin/python3", X_OK) == 0)
+		probe_expect(f, TH_CMD("/usr/bin/python3", "-c", "print(1)"), 0, "1\n");
+	else
+		print_message("no /usr/bin/python3 on the host: python line skipped\n");
+}
+
+static void test_stdin_passes_through(void **state)
+{
+	struct fx *f = *state;
+	int pfd[2];
+	assert_int_equal(pipe2(pfd, O_CLOEXEC), 0);
+	assert_int_equal(write(pfd[1], "hello\n", 6), 6);
+	(void)close(pfd[1]);
+	struct th_opts o = ws_opts(f);
+	o.stdin_fd = pfd[0];
+	run_with(f, &o, TH_CMD(TH_PROBE, "cat"));
+	(void)close(pfd[0]);
+	expect(f, 0, "hello\n");
+}
+
+/* ---------------------------------------------------------------------------------------- */
 
 /* A test named after its function, without the "test_" prefix. */
 #define T(fn) { &#fn[5], fn, fx_setup, fx_teardown, NULL }
@@ -1240,6 +1762,26 @@ int main(void)
 		T(test_record_valid),
 		T(test_record_symlink_dir_refused),
 		T(test_record_symlink_file_refused),
+		T(test_tmpfs_tmp_size),
+		T(test_tmpfs_home_size),
+		T(test_tmpfs_shm_size),
+		T(test_dev_contents),
+		T(test_dev_null),
+		T(test_dev_readonly),
+		T(test_dev_host_devices_absent),
+		T(test_hostname_default),
+		T(test_hostname_policy),
+		T(test_passwd_default_user),
+		T(test_user_policy),
+		T(test_net_only_lo),
+		T(test_net_loopback_works),
+		T(test_concurrent_host_ids),
+		T(test_env_policy),
+		T(test_limit_fsize),
+		T(test_limit_pids_record),
+		T(test_stale_placeholders_collected),
+		T(test_exec_script),
+		T(test_stdin_passes_through),
 	};
 	return _cmocka_run_group_tests("priv-run", tests, sizeof(tests) / sizeof(tests[0]), NULL,
 				       NULL);

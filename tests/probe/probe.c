@@ -34,6 +34,16 @@
  *   probe exit N                  exit with status N
  *   probe signal SIG              kill itself with SIG
  *   probe sleep SECONDS [MARKER]  sleep; MARKER as for daemon
+ *   probe fill PATH MIB           create PATH and write MIB chunks of 1 MiB with SIGXFSZ
+ *                                 blocked: "WROTE k" (whole chunks), "SIGXFSZ" when that
+ *                                 signal was raised meanwhile, then "OK 0" or the error
+ *   probe statfs PATH             statfs(PATH): "OK <f_type in hex> <f_blocks * f_bsize>"
+ *   probe ls PATH                 the names in PATH but . and .., sorted bytewise, one a line
+ *   probe cat [PATH]              copy PATH (default: stdin) to stdout
+ *   probe hostname                print the node name and the domain name from uname()
+ *   probe ifaces                  every network interface (if_nameindex): "NAME up|down"
+ *   probe loopback                listen on 127.0.0.1:0, connect to it, pass one byte across:
+ *                                 "OK 1"
  *
  * Numbers are parsed strictly; a malformed one makes the probe exit 2, like a bad command.
  */
@@ -46,6 +56,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/sched.h>
+#include <net/if.h>
 #include <sched.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -58,9 +69,11 @@
 #include <sys/personality.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -210,6 +223,167 @@ static int cmd_stat(const char *path)
 	       (unsigned)(st.st_mode & 07777), (long long)st.st_size, major(st.st_rdev),
 	       minor(st.st_rdev));
 	return 0;
+}
+
+/* Writes all of buf to fd; returns 0 or -1 with errno set (0 bytes written counts as EIO). */
+static int write_all(int fd, const char *buf, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, buf, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		if (n == 0) {
+			errno = EIO;
+			return -1;
+		}
+		buf += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static int cmd_fill(const char *path, long mib)
+{
+	/* Blocked, not ignored: the signal stays pending, so whether it was raised shows. */
+	sigset_t xfsz;
+	sigemptyset(&xfsz);
+	sigaddset(&xfsz, SIGXFSZ);
+	if (sigprocmask(SIG_BLOCK, &xfsz, NULL) < 0)
+		return report(-1);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return report(-1);
+	static char chunk[1 << 20];
+	memset(chunk, 0x5a, sizeof(chunk));
+	long wrote = 0;
+	int r = 0;
+	for (; wrote < mib; wrote++) {
+		r = write_all(fd, chunk, sizeof(chunk));
+		if (r < 0)
+			break;
+	}
+	int e = errno;
+	(void)close(fd);
+	printf("WROTE %ld\n", wrote);
+	sigset_t pending;
+	if (sigpending(&pending) == 0 && sigismember(&pending, SIGXFSZ))
+		printf("SIGXFSZ\n");
+	errno = e;
+	return report(r < 0 ? -1 : 0);
+}
+
+static int cmd_statfs(const char *path)
+{
+	struct statfs sf;
+	if (statfs(path, &sf) < 0)
+		return report(-1);
+	printf("OK %lx %llu\n", (unsigned long)sf.f_type,
+	       (unsigned long long)sf.f_blocks * (unsigned long long)sf.f_bsize);
+	return 0;
+}
+
+static int name_cmp(const struct dirent **a, const struct dirent **b)
+{
+	return strcmp((*a)->d_name, (*b)->d_name);
+}
+
+static int cmd_ls(const char *path)
+{
+	struct dirent **ents = NULL;
+	int n = scandir(path, &ents, NULL, name_cmp);
+	if (n < 0)
+		return report(-1);
+	for (int i = 0; i < n; i++) {
+		if (strcmp(ents[i]->d_name, ".") != 0 && strcmp(ents[i]->d_name, "..") != 0)
+			printf("%s\n", ents[i]->d_name);
+		free(ents[i]);
+	}
+	free(ents);
+	return 0;
+}
+
+static int cmd_cat(const char *path)
+{
+	int fd = path ? open(path, O_RDONLY | O_CLOEXEC) : 0;
+	if (fd < 0)
+		return report(-1);
+	(void)fflush(stdout);
+	char buf[65536];
+	for (;;) {
+		ssize_t n = read(fd, buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return report(-1);
+		if (n == 0)
+			return 0;
+		if (write_all(1, buf, (size_t)n) < 0)
+			return 1;
+	}
+}
+
+static int cmd_hostname(void)
+{
+	struct utsname u;
+	if (uname(&u) < 0)
+		return report(-1);
+	printf("%s\n%s\n", u.nodename, u.domainname);
+	return 0;
+}
+
+static int cmd_ifaces(void)
+{
+	struct if_nameindex *ifs = if_nameindex();
+	if (!ifs)
+		return report(-1);
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		if_freenameindex(ifs);
+		return report(-1);
+	}
+	int rc = 0;
+	for (struct if_nameindex *i = ifs; i->if_index; i++) {
+		struct ifreq ifr;
+		memset(&ifr, 0, sizeof(ifr));
+		(void)snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", i->if_name);
+		if (ioctl(fd, SIOCGIFFLAGS, &ifr) < 0) {
+			printf("%s ", i->if_name);
+			rc = report(-1);
+			continue;
+		}
+		printf("%s %s\n", i->if_name, (ifr.ifr_flags & IFF_UP) ? "up" : "down");
+	}
+	(void)close(fd);
+	if_freenameindex(ifs);
+	return rc;
+}
+
+static int cmd_loopback(void)
+{
+	int l = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (l < 0)
+		return report(-1);
+	struct sockaddr_in sa = { .sin_family = AF_INET,
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(sa);
+	if (bind(l, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(l, 1) < 0 ||
+	    getsockname(l, (struct sockaddr *)&sa, &len) < 0)
+		return report(-1);
+	int c = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (c < 0 || connect(c, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		return report(-1);
+	int a = accept4(l, NULL, NULL, SOCK_CLOEXEC);
+	if (a < 0 || send(c, "x", 1, MSG_NOSIGNAL) != 1)
+		return report(-1);
+	char got = 0;
+	ssize_t n = recv(a, &got, 1, 0);
+	if (n == 1 && got != 'x') {
+		errno = EBADMSG;
+		n = -1;
+	}
+	return report(n);
 }
 
 static long try_syscall(const char *name)
@@ -362,5 +536,19 @@ int main(int argc, char **argv)
 		sleep((unsigned)num(argv[2], 0, 86400));
 		return 0;
 	}
+	if (!strcmp(c, "fill") && argc == 4)
+		return cmd_fill(argv[2], num(argv[3], 0, 1 << 20));
+	if (!strcmp(c, "statfs") && argc == 3)
+		return cmd_statfs(argv[2]);
+	if (!strcmp(c, "ls") && argc == 3)
+		return cmd_ls(argv[2]);
+	if (!strcmp(c, "cat") && argc <= 3)
+		return cmd_cat(argc == 3 ? argv[2] : NULL);
+	if (!strcmp(c, "hostname") && argc == 2)
+		return cmd_hostname();
+	if (!strcmp(c, "ifaces") && argc == 2)
+		return cmd_ifaces();
+	if (!strcmp(c, "loopback") && argc == 2)
+		return cmd_loopback();
 	return 2;
 }
