@@ -35,6 +35,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -136,26 +137,37 @@ static void expect_go(int wrk_fd, struct wire_mac *mac, uint64_t seq)
 
 /* The states in which docs/protocol.md permits each worker frame type, and what follows. */
 static bool permitted(uint8_t type, enum sup_chan_state s, enum sup_chan_state *next,
-		      size_t *len)
+		      size_t *min, size_t *max)
 {
+	bool after_go = s == SUP_CHAN_GO_SENT || s == SUP_CHAN_READY || s == SUP_CHAN_RUNNING;
 	switch (type) {
 	case WIRE_HELLO:
 		*next = SUP_CHAN_ATTESTED;
-		*len = HELLO_LEN;
+		*min = *max = HELLO_LEN;
 		return s == SUP_CHAN_HANDSHAKE;
 	case WIRE_READY:
 		*next = SUP_CHAN_READY;
-		*len = 0;
+		*min = *max = 0;
 		return s == SUP_CHAN_GO_SENT;
 	case WIRE_STARTED:
 		*next = SUP_CHAN_RUNNING;
-		*len = 4;
+		*min = *max = 4;
 		return s == SUP_CHAN_READY;
 	case WIRE_EXITED:
 		*next = SUP_CHAN_DONE;
-		*len = EXITED_LEN;
+		*min = *max = EXITED_LEN;
 		return s == SUP_CHAN_READY || s == SUP_CHAN_RUNNING;
-	default:
+	case WIRE_EVENT:
+		*next = s;
+		*min = 1 + 4;
+		*max = 1 + 4 + WIRE_MAX_EVENT_TEXT;
+		return after_go;
+	case WIRE_ERROR:
+		*next = SUP_CHAN_FAILED;
+		*min = 4 + 4;
+		*max = 4 + 4 + WIRE_MAX_ERROR_TEXT;
+		return after_go;
+	default: /* RESULT included: no state of a run permits it */
 		return false;
 	}
 }
@@ -164,12 +176,28 @@ static bool permitted(uint8_t type, enum sup_chan_state s, enum sup_chan_state *
 static int model(const struct sup_channel *ch, const struct wire_hdr *h, struct wire_rd p)
 {
 	enum sup_chan_state next;
-	size_t len;
-	if (!permitted(h->type, ch->state, &next, &len))
+	size_t min, max;
+	if (!permitted(h->type, ch->state, &next, &min, &max))
 		return -EPROTO;
-	if (p.len != len)
+	if (p.len < min || p.len > max)
 		return -EBADMSG;
 	switch (h->type) {
+	case WIRE_EVENT: {
+		if (ch->n_events >= WIRE_MAX_EVENTS)
+			return -EPROTO;
+		uint8_t level;
+		char *text = NULL;
+		int r = wire_get_event(&p, &level, &text);
+		free(text);
+		return r;
+	}
+	case WIRE_ERROR: {
+		uint32_t code;
+		char *what = NULL;
+		int r = wire_get_error(&p, &code, &what);
+		free(what);
+		return r;
+	}
 	case WIRE_HELLO: {
 		uint8_t nonce[WIRE_NONCE_LEN];
 		struct wire_identity id;
@@ -320,8 +348,8 @@ static void session(int wrk_fd, struct sup_channel *ch, struct wire_mac *mac,
 
 		/* Accepted. */
 		enum sup_chan_state next;
-		size_t plen;
-		CHECK(authentic && permitted(h.type, state, &next, &plen));
+		size_t pmin, pmax;
+		CHECK(authentic && permitted(h.type, state, &next, &pmin, &pmax));
 		CHECK(!ch->violated && ch->state == next && ch->recv_seq == recv_seq + 1);
 		check_accepted(ch, &h, p);
 		if (ch->state == SUP_CHAN_ATTESTED) {

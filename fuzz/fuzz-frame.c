@@ -264,6 +264,67 @@ static void check_cursor(const uint8_t *p, size_t len)
 	}
 }
 
+/* EVENT, ERROR, RESULT: decode, then decode(encode(x)) == x and the bytes match. */
+static void check_event(const uint8_t *p, size_t len)
+{
+	struct wire_rd r;
+	wire_rd_init(&r, p, len);
+	uint8_t level;
+	char *text = NULL;
+	int ret = wire_get_event(&r, &level, &text);
+	CHECK(ret == 0 || ret == -EBADMSG);
+	if (ret < 0) {
+		CHECK(text == NULL);
+		return;
+	}
+	size_t tl = strlen(text);
+	CHECK(level <= WIRE_EVENT_LEVEL_MAX && tl <= WIRE_MAX_EVENT_TEXT);
+	struct wire_wr w;
+	wire_wr_init(&w, reenc, sizeof(reenc));
+	CHECK(wire_put_event(&w, level, text, tl));
+	CHECK(w.len == len && !memcmp(reenc, p, len));
+	free(text);
+}
+
+static void check_error(const uint8_t *p, size_t len)
+{
+	struct wire_rd r;
+	wire_rd_init(&r, p, len);
+	uint32_t code;
+	char *what = NULL;
+	int ret = wire_get_error(&r, &code, &what);
+	CHECK(ret == 0 || ret == -EBADMSG);
+	if (ret < 0)
+		return;
+	size_t wl = strlen(what);
+	CHECK(code >= 1 && code <= 4095 && wl <= WIRE_MAX_ERROR_TEXT);
+	struct wire_wr w;
+	wire_wr_init(&w, reenc, sizeof(reenc));
+	CHECK(wire_put_error(&w, code, what, wl));
+	CHECK(w.len == len && !memcmp(reenc, p, len));
+	free(what);
+}
+
+static void check_result(const uint8_t *p, size_t len)
+{
+	struct wire_rd r;
+	wire_rd_init(&r, p, len);
+	uint32_t score;
+	char *name = NULL, *detail = NULL;
+	int ret = wire_get_result(&r, &name, &score, &detail);
+	CHECK(ret == 0 || ret == -EBADMSG);
+	if (ret < 0)
+		return;
+	size_t nl = strlen(name), dl = strlen(detail);
+	CHECK(score <= 1000 && nl <= WIRE_MAX_RESULT_NAME && dl <= WIRE_MAX_RESULT_TEXT);
+	struct wire_wr w;
+	wire_wr_init(&w, reenc, sizeof(reenc));
+	CHECK(wire_put_result(&w, name, nl, score, detail, dl));
+	CHECK(w.len == len && !memcmp(reenc, p, len));
+	free(name);
+	free(detail);
+}
+
 static void check_payload(uint8_t type, const uint8_t *p, size_t len)
 {
 	switch (type) {
@@ -275,6 +336,15 @@ static void check_payload(uint8_t type, const uint8_t *p, size_t len)
 		break;
 	case WIRE_STARTED:
 		check_started(p, len);
+		break;
+	case WIRE_EVENT:
+		check_event(p, len);
+		break;
+	case WIRE_ERROR:
+		check_error(p, len);
+		break;
+	case WIRE_RESULT:
+		check_result(p, len);
 		break;
 	default:
 		break;
@@ -362,7 +432,16 @@ static void mode_decode(const uint8_t *data, size_t size)
 		return;
 	const uint8_t *p = data + 1;
 	size_t len = size - 1;
-	switch (data[0] % 5u) {
+	switch (data[0] % 8u) {
+	case 5:
+		check_event(p, len);
+		break;
+	case 6:
+		check_error(p, len);
+		break;
+	case 7:
+		check_result(p, len);
+		break;
 	case 0:
 		check_exited(p, len);
 		break;

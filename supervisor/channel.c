@@ -3,6 +3,7 @@
  * Supervisor side of the worker protocol. docs/protocol.md is the normative description.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
@@ -10,6 +11,7 @@
 #include <unistd.h>
 
 #include "channel.h"
+#include "log.h"
 
 #define STATE_BIT(s) (1u << (s))
 
@@ -23,8 +25,10 @@ struct dispatch {
 	size_t min_len;
 	size_t max_len;
 	int (*handler)(struct sup_channel *ch, struct wire_rd *payload);
-	enum sup_chan_state next; /* the state after a successful handler */
+	int next; /* the state after a successful handler, or SUP_CHAN_KEEP */
 };
+
+#define SUP_CHAN_KEEP (-1)
 
 static int fill_random(void *buf, size_t len)
 {
@@ -173,6 +177,86 @@ static int on_exited(struct sup_channel *ch, struct wire_rd *p)
 	return 0;
 }
 
+void sup_escape(const char *in, char *out, size_t size)
+{
+	size_t o = 0;
+	if (!size)
+		return;
+	for (const unsigned char *p = (const unsigned char *)in; *p; p++) {
+		bool plain = *p >= 0x20 && *p < 0x7f && *p != '\\' && *p != '\'';
+		size_t need = plain ? 1 : 4;
+		if (o + need >= size)
+			break;
+		if (plain) {
+			out[o++] = (char)*p;
+		} else {
+			static const char hex[] = "0123456789abcdef";
+			out[o++] = '\\';
+			out[o++] = 'x';
+			out[o++] = hex[*p >> 4];
+			out[o++] = hex[*p & 15];
+		}
+	}
+	out[o] = '\0';
+}
+
+/*
+ * EVENT: u8 level (0..3) | str text (<= WIRE_MAX_EVENT_TEXT). Permitted after GO, at most
+ * WIRE_MAX_EVENTS times a session. The text is escaped, quoted and tagged with the worker's pid;
+ * it is never a format string.
+ */
+static int on_event(struct sup_channel *ch, struct wire_rd *p)
+{
+	if (ch->n_events >= WIRE_MAX_EVENTS)
+		return -EPROTO;
+	uint8_t level;
+	char *text = NULL;
+	int r = wire_get_event(p, &level, &text);
+	if (r < 0)
+		return r;
+	char esc[WIRE_MAX_EVENT_TEXT * 4 + 1];
+	sup_escape(text, esc, sizeof(esc));
+	free(text);
+	ch->n_events++;
+	enum log_level lv = level >= 2 ? LOG_LEVEL_QUIET : level == 1 ? LOG_LEVEL_NORMAL
+								   : LOG_LEVEL_VERBOSE;
+	sup_log(lv, "worker[%d]: '%s'", ch->peer_pid, esc);
+	return 0;
+}
+
+/*
+ * ERROR: u32 code (errno 1..4095) | str what (<= WIRE_MAX_ERROR_TEXT). Permitted once after
+ * GO, before EXITED: the worker could not start the command. Ends the session.
+ */
+static int on_error(struct sup_channel *ch, struct wire_rd *p)
+{
+	uint32_t code;
+	char *what = NULL;
+	int r = wire_get_error(p, &code, &what);
+	if (r < 0)
+		return r;
+	sup_escape(what, ch->error_what, sizeof(ch->error_what));
+	free(what);
+	ch->error_code = code;
+	ch->have_error = true;
+	return 0;
+}
+
+/*
+ * RESULT: str name | u32 score_millis (0..1000) | str detail. Evaluation grading only; no
+ * state of `warden run` permits it, so here it is always a violation.
+ */
+static int on_result(struct sup_channel *ch, struct wire_rd *p)
+{
+	(void)ch;
+	char *name = NULL, *detail = NULL;
+	uint32_t score;
+	int r = wire_get_result(p, &name, &score, &detail);
+	free(name);
+	free(detail);
+	return r < 0 ? r : -EPROTO;
+}
+
 static const struct dispatch table[] = {
 	{ WIRE_HELLO, STATE_BIT(SUP_CHAN_HANDSHAKE), F_ONCE, WIRE_NONCE_LEN + 4 + 32 + 40 + 6,
 	  WIRE_NONCE_LEN + 4 + 32 + 40 + 6, on_hello, SUP_CHAN_ATTESTED },
@@ -180,6 +264,15 @@ static const struct dispatch table[] = {
 	{ WIRE_STARTED, STATE_BIT(SUP_CHAN_READY), F_ONCE, 4, 4, on_started, SUP_CHAN_RUNNING },
 	{ WIRE_EXITED, STATE_BIT(SUP_CHAN_READY) | STATE_BIT(SUP_CHAN_RUNNING), F_ONCE, 29, 29,
 	  on_exited, SUP_CHAN_DONE },
+	/* EVENT keeps the state it arrives in (next = SUP_CHAN_N_KEEP). */
+	{ WIRE_EVENT, STATE_BIT(SUP_CHAN_GO_SENT) | STATE_BIT(SUP_CHAN_READY) |
+			      STATE_BIT(SUP_CHAN_RUNNING),
+	  0, 1 + 4, 1 + 4 + WIRE_MAX_EVENT_TEXT, on_event, SUP_CHAN_KEEP },
+	{ WIRE_ERROR, STATE_BIT(SUP_CHAN_GO_SENT) | STATE_BIT(SUP_CHAN_READY) |
+			      STATE_BIT(SUP_CHAN_RUNNING),
+	  F_ONCE, 4 + 4, 4 + 4 + WIRE_MAX_ERROR_TEXT, on_error, SUP_CHAN_FAILED },
+	{ WIRE_RESULT, 0, 0, 4 + 4 + 4, 4 + WIRE_MAX_RESULT_NAME + 4 + 4 + WIRE_MAX_RESULT_TEXT,
+	  on_result, SUP_CHAN_KEEP },
 };
 
 const char *sup_frame_name(int type)
@@ -285,12 +378,16 @@ int sup_channel_recv(struct sup_channel *ch)
 	if (payload.len < d->min_len || payload.len > d->max_len)
 		return violation(ch, h.type, -EBADMSG, "payload length out of range");
 	r = d->handler(ch, &payload);
-	if (r < 0)
-		return violation(ch, h.type, r,
-				 r == -EPROTO ? "frame content not permitted now" : "malformed payload");
+	if (r < 0) {
+		const char *why = r != -EPROTO		   ? "malformed payload"
+				  : h.type == WIRE_EVENT ? "too many EVENT frames"
+							 : "frame content not permitted now";
+		return violation(ch, h.type, r, why);
+	}
 	if (d->flags & F_ONCE)
 		ch->used_once |= 1u << (h.type & 31u);
 	ch->recv_seq++;
-	ch->state = d->next;
+	if (d->next != SUP_CHAN_KEEP)
+		ch->state = (enum sup_chan_state)d->next;
 	return 0;
 }

@@ -18,10 +18,12 @@ enum sup_chan_state {
 	SUP_CHAN_READY,     /* waiting for STARTED or EXITED */
 	SUP_CHAN_RUNNING,   /* waiting for EXITED */
 	SUP_CHAN_DONE,      /* EXITED received; nothing more is permitted */
+	SUP_CHAN_FAILED,    /* ERROR received: the worker could not run the command */
 };
 
 struct sup_channel {
 	int fd;                        /* borrowed */
+	int peer_pid;                  /* the worker's host pid, for log lines; 0 if unknown */
 	struct wire_mac *mac;
 	uint64_t send_seq;
 	uint64_t recv_seq;
@@ -36,6 +38,10 @@ struct sup_channel {
 	uint32_t command_pid;
 	bool have_exited;
 	struct wire_exited exited;
+	unsigned n_events;             /* EVENT frames accepted, at most WIRE_MAX_EVENTS */
+	bool have_error;
+	uint32_t error_code;           /* errno the worker reported in ERROR */
+	char error_what[WIRE_MAX_ERROR_TEXT * 4 + 1]; /* its text, escaped */
 
 	/* The first violation: frame number (1-based), its type byte, and why. */
 	bool violated;
@@ -65,6 +71,12 @@ int sup_channel_recv(struct sup_channel *ch);
 
 /* Records a violation that was detected outside the codec (e.g. a silent worker). */
 void sup_channel_violation(struct sup_channel *ch, int type, const char *reason);
+
+/*
+ * Copies untrusted text into out (size bytes, always NUL-terminated) with everything outside
+ * printable ASCII, and backslash and quote, written as \xNN; cut short when out is full.
+ */
+void sup_escape(const char *in, char *out, size_t size);
 
 /* A printable name for a frame type, or "unknown". */
 const char *sup_frame_name(int type);

@@ -390,3 +390,72 @@ int wire_get_identity(struct wire_rd *r, struct wire_identity *out)
 	*out = id;
 	return 0;
 }
+
+bool wire_put_event(struct wire_wr *w, uint8_t level, const char *text, size_t len)
+{
+	return wire_put_u8(w, level) && wire_put_str(w, text, len, WIRE_MAX_EVENT_TEXT);
+}
+
+int wire_get_event(struct wire_rd *r, uint8_t *out_level, char **out_text)
+{
+	uint8_t level;
+	char *text = NULL;
+	if (!wire_get_u8(r, &level) || level > WIRE_EVENT_LEVEL_MAX ||
+	    !wire_get_str(r, WIRE_MAX_EVENT_TEXT, &text))
+		return -EBADMSG;
+	if (!wire_done(r)) {
+		free(text);
+		return -EBADMSG;
+	}
+	*out_level = level;
+	*out_text = text;
+	return 0;
+}
+
+bool wire_put_error(struct wire_wr *w, uint32_t code, const char *what, size_t len)
+{
+	return wire_put_u32(w, code) && wire_put_str(w, what, len, WIRE_MAX_ERROR_TEXT);
+}
+
+int wire_get_error(struct wire_rd *r, uint32_t *out_code, char **out_what)
+{
+	uint32_t code;
+	char *what = NULL;
+	if (!wire_get_u32(r, &code) || code < 1 || code > 4095 ||
+	    !wire_get_str(r, WIRE_MAX_ERROR_TEXT, &what))
+		return -EBADMSG;
+	if (!wire_done(r)) {
+		free(what);
+		return -EBADMSG;
+	}
+	*out_code = code;
+	*out_what = what;
+	return 0;
+}
+
+bool wire_put_result(struct wire_wr *w, const char *name, size_t name_len, uint32_t score_millis,
+		     const char *detail, size_t detail_len)
+{
+	return wire_put_str(w, name, name_len, WIRE_MAX_RESULT_NAME) &&
+	       wire_put_u32(w, score_millis) &&
+	       wire_put_str(w, detail, detail_len, WIRE_MAX_RESULT_TEXT);
+}
+
+int wire_get_result(struct wire_rd *r, char **out_name, uint32_t *out_score_millis,
+		    char **out_detail)
+{
+	char *name = NULL, *detail = NULL;
+	uint32_t score;
+	if (!wire_get_str(r, WIRE_MAX_RESULT_NAME, &name))
+		return -EBADMSG;
+	if (!wire_get_u32(r, &score) || score > 1000 ||
+	    !wire_get_str(r, WIRE_MAX_RESULT_TEXT, &detail) || !wire_done(r)) {
+		free(name);
+		free(detail);
+		return -EBADMSG;
+	}
+	*out_name = name;
+	*out_score_millis = score;
+	*out_detail = detail;
+	return 0;
+}

@@ -24,7 +24,11 @@
 #define WIRE_MAX_PAYLOAD 65536u
 #define WIRE_MAX_FRAME (WIRE_HEADER_LEN + WIRE_MAX_PAYLOAD + WIRE_MAC_LEN)
 #define WIRE_MAX_STRING 4096u   /* any string field */
-#define WIRE_MAX_EVENT_TEXT 1024u
+#define WIRE_MAX_EVENT_TEXT 1024u /* EVENT text */
+#define WIRE_MAX_EVENTS 256u      /* EVENT frames one session may carry */
+#define WIRE_MAX_ERROR_TEXT 256u  /* ERROR text */
+#define WIRE_MAX_RESULT_NAME 128u /* RESULT name */
+#define WIRE_MAX_RESULT_TEXT 1024u /* RESULT detail */
 #define WIRE_MAX_FIELDS 64u     /* any counted list in a payload */
 
 /* The key packet: the very first packet on the channel, supervisor to worker, unframed. */
@@ -156,6 +160,22 @@ enum wire_exit_how {
 bool wire_put_exited(struct wire_wr *w, const struct wire_exited *e);
 /* Decodes an EXITED payload; fails on any malformed or trailing byte. */
 int wire_get_exited(struct wire_rd *r, struct wire_exited *out);
+
+/* EVENT: a bounded log line from the worker. level: 0 debug, 1 info, 2 warning, 3 error. */
+#define WIRE_EVENT_LEVEL_MAX 3u
+bool wire_put_event(struct wire_wr *w, uint8_t level, const char *text, size_t len);
+/* Decodes an EVENT payload; *out_text is a new NUL-terminated string. -EBADMSG on any fault. */
+int wire_get_event(struct wire_rd *r, uint8_t *out_level, char **out_text);
+
+/* ERROR: the worker could not do what GO asked (code is an errno, 1..4095). */
+bool wire_put_error(struct wire_wr *w, uint32_t code, const char *what, size_t len);
+int wire_get_error(struct wire_rd *r, uint32_t *out_code, char **out_what);
+
+/* RESULT: one graded criterion (evaluations): name, score in thousandths (0..1000), detail. */
+bool wire_put_result(struct wire_wr *w, const char *name, size_t name_len, uint32_t score_millis,
+		     const char *detail, size_t detail_len);
+int wire_get_result(struct wire_rd *r, char **out_name, uint32_t *out_score_millis,
+		    char **out_detail);
 
 /* The identity a worker claims in HELLO, read from its own /proc/self/status. */
 struct wire_identity {

@@ -269,9 +269,17 @@ int main(int argc, char **argv)
 	pid_t cmd = start_command(argv + 1, &exec_err);
 	struct wire_exited e = { 0 };
 	if (cmd < 0) {
-		e.how = WIRE_EXIT_NOT_EXEC;
-		e.code = -cmd;
-	} else if (exec_err) {
+		/* We could not even fork: say so with ERROR, which ends the session. */
+		static const char what[] = "fork the command";
+		uint8_t pl[64];
+		struct wire_wr w;
+		wire_wr_init(&w, pl, sizeof(pl));
+		(void)wire_put_error(&w, (uint32_t)-cmd, what, sizeof(what) - 1);
+		r = send_frame(&s, WIRE_ERROR, pl, w.len);
+		s.mac = wire_mac_free(s.mac);
+		return r < 0 ? 125 : 0;
+	}
+	if (exec_err) {
 		e.how = exec_err == ENOENT ? WIRE_EXIT_NOT_FOUND : WIRE_EXIT_NOT_EXEC;
 		e.code = exec_err;
 		(void)waitpid(cmd, NULL, 0);

@@ -228,9 +228,11 @@ int main(int argc, char **argv)
 	} else if (!strcmp(mode, "flood")) {
 		send_frame(WIRE_READY, NULL, 0);
 		uint8_t ev[64];
-		memset(ev, 'A', sizeof(ev));
+		struct wire_wr w;
+		wire_wr_init(&w, ev, sizeof(ev));
+		(void)wire_put_event(&w, 1, "flood", 5);
 		for (int i = 0; i < 10000; i++)
-			send_frame(WIRE_EVENT, ev, sizeof(ev));
+			send_frame(WIRE_EVENT, ev, w.len);
 	}
 	wait_forever();
 	return 0;

@@ -48,7 +48,7 @@ static const struct attack attacks[] = {
 	{ "reorder", 123, "protocol-violation", "wrong sequence number", NULL, -1 },
 	{ "exited-early", 123, "protocol-violation", "not permitted now", NULL, 9 },
 	{ "pass-fd", 123, "protocol-violation", "ancillary data", NULL, -1 },
-	{ "flood", 123, "protocol-violation", "unknown or unpermitted frame type", NULL, 11 },
+	{ "flood", 123, "protocol-violation", "too many EVENT frames", NULL, 11 },
 	{ "quit", 123, "protocol-violation", "closed the channel early",
 	  "ended before reporting", -1 },
 	{ "silent", 123, "protocol-violation", "silent past its deadline", NULL, -1 },

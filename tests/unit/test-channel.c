@@ -496,8 +496,7 @@ static void test_reordered_frame(void **state)
 /* Every type the supervisor does not accept from a worker, sent authentic at seq 0. */
 static void test_unknown_type(void **state)
 {
-	static const uint8_t types[] = { 0, 1, WIRE_CHALLENGE, WIRE_GO, 6, 8, WIRE_EVENT,
-					 WIRE_RESULT, WIRE_ERROR, 17, 0x83, 0xff };
+	static const uint8_t types[] = { 0, 1, WIRE_CHALLENGE, WIRE_GO, 6, 8, 17, 0x83, 0xff };
 	for (size_t i = 0; i < sizeof(types); i++) {
 		struct fixture *f = *state;
 		wrk_send(f, types[i], NULL, 0);
@@ -508,14 +507,107 @@ static void test_unknown_type(void **state)
 	}
 }
 
-/* A reserved type after GO, where a real worker might try it. */
-static void test_reserved_type_after_go(void **state)
+/* EVENT, ERROR and RESULT are known types: before GO they are out of state. */
+static void test_reports_before_go(void **state)
+{
+	static const uint8_t types[] = { WIRE_EVENT, WIRE_ERROR, WIRE_RESULT };
+	static const uint8_t payloads[][12] = {
+		{ 1, 0, 0, 0, 0 },
+		{ 0, 0, 0, 5, 0, 0, 0, 0 },
+		{ 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 },
+	};
+	static const size_t lens[] = { 5, 8, 12 };
+	for (size_t i = 0; i < sizeof(types); i++) {
+		struct fixture *f = *state;
+		wrk_send(f, types[i], payloads[i], lens[i]);
+		assert_violation(f, sup_channel_recv(&f->ch), -EPROTO, types[i], REASON_STATE);
+		assert_int_equal(teardown(state), 0);
+		*state = NULL;
+		assert_int_equal(setup(state), 0);
+	}
+}
+
+/* EVENT after GO is accepted and keeps the state; the text may be anything but NUL. */
+static void test_event_after_go(void **state)
 {
 	struct fixture *f = *state;
 	drive_to(f, SUP_CHAN_GO_SENT);
-	uint8_t event[] = { 1, 0, 0, 0, 2, 'h', 'i' };
+	uint8_t event[] = { 1, 0, 0, 0, 4, 'h', '\n', 0x1b, 'i' };
 	wrk_send(f, WIRE_EVENT, event, sizeof(event));
-	assert_violation(f, sup_channel_recv(&f->ch), -EPROTO, WIRE_EVENT, REASON_TYPE);
+	assert_int_equal(sup_channel_recv(&f->ch), 0);
+	assert_int_equal(f->ch.state, SUP_CHAN_GO_SENT);
+	assert_int_equal(f->ch.n_events, 1);
+}
+
+/* EVENT level over 3, a NUL in the text, or trailing bytes: malformed. */
+static void test_event_malformed(void **state)
+{
+	static const uint8_t bad[][8] = {
+		{ 4, 0, 0, 0, 1, 'x' },
+		{ 1, 0, 0, 0, 2, 'x', 0 },
+		{ 1, 0, 0, 0, 1, 'x', 'y' },
+	};
+	static const size_t lens[] = { 6, 7, 7 };
+	for (size_t i = 0; i < 3; i++) {
+		struct fixture *f = *state;
+		drive_to(f, SUP_CHAN_GO_SENT);
+		wrk_send(f, WIRE_EVENT, bad[i], lens[i]);
+		assert_violation(f, sup_channel_recv(&f->ch), -EBADMSG, WIRE_EVENT, REASON_PAYLOAD);
+		assert_int_equal(teardown(state), 0);
+		*state = NULL;
+		assert_int_equal(setup(state), 0);
+	}
+}
+
+/* More than WIRE_MAX_EVENTS EVENT frames: a flood, a violation. */
+static void test_event_flood(void **state)
+{
+	struct fixture *f = *state;
+	drive_to(f, SUP_CHAN_READY);
+	uint8_t event[] = { 0, 0, 0, 0, 1, 'x' };
+	for (unsigned i = 0; i < WIRE_MAX_EVENTS; i++) {
+		wrk_send(f, WIRE_EVENT, event, sizeof(event));
+		assert_int_equal(sup_channel_recv(&f->ch), 0);
+	}
+	wrk_send(f, WIRE_EVENT, event, sizeof(event));
+	assert_violation(f, sup_channel_recv(&f->ch), -EPROTO, WIRE_EVENT, "too many EVENT frames");
+}
+
+/* ERROR after GO: the session ends in FAILED, with the code and the text escaped. */
+static void test_error_after_go(void **state)
+{
+	struct fixture *f = *state;
+	drive_to(f, SUP_CHAN_GO_SENT);
+	uint8_t err[] = { 0, 0, 0, 11, 0, 0, 0, 3, 'a', '\'', 'b' };
+	wrk_send(f, WIRE_ERROR, err, sizeof(err));
+	assert_int_equal(sup_channel_recv(&f->ch), 0);
+	assert_int_equal(f->ch.state, SUP_CHAN_FAILED);
+	assert_true(f->ch.have_error);
+	assert_int_equal(f->ch.error_code, 11);
+	assert_string_equal(f->ch.error_what, "a\\x27b");
+	/* nothing is permitted after it */
+	wrk_send(f, WIRE_EVENT, (const uint8_t[]){ 0, 0, 0, 0, 0 }, 5);
+	assert_violation(f, sup_channel_recv(&f->ch), -EPROTO, WIRE_EVENT, REASON_STATE);
+}
+
+/* ERROR with code 0 or over 4095: malformed. */
+static void test_error_bad_code(void **state)
+{
+	struct fixture *f = *state;
+	drive_to(f, SUP_CHAN_READY);
+	uint8_t err[] = { 0, 0, 0x10, 0, 0, 0, 0, 0 };
+	wrk_send(f, WIRE_ERROR, err, sizeof(err));
+	assert_violation(f, sup_channel_recv(&f->ch), -EBADMSG, WIRE_ERROR, REASON_PAYLOAD);
+}
+
+/* RESULT is never permitted during a run, even well-formed. */
+static void test_result_in_run(void **state)
+{
+	struct fixture *f = *state;
+	drive_to(f, SUP_CHAN_RUNNING);
+	uint8_t res[] = { 0, 0, 0, 1, 'c', 0, 0, 3, 0xe8, 0, 0, 0, 0 };
+	wrk_send(f, WIRE_RESULT, res, sizeof(res));
+	assert_violation(f, sup_channel_recv(&f->ch), -EPROTO, WIRE_RESULT, REASON_STATE);
 }
 
 struct state_case {
@@ -777,7 +869,13 @@ int main(void)
 		CHAN_TEST(test_replayed_hello),
 		CHAN_TEST(test_reordered_frame),
 		CHAN_TEST(test_unknown_type),
-		CHAN_TEST(test_reserved_type_after_go),
+		CHAN_TEST(test_reports_before_go),
+		CHAN_TEST(test_event_after_go),
+		CHAN_TEST(test_event_malformed),
+		CHAN_TEST(test_event_flood),
+		CHAN_TEST(test_error_after_go),
+		CHAN_TEST(test_error_bad_code),
+		CHAN_TEST(test_result_in_run),
 		CASE_TEST("READY before GO", test_not_permitted_in_state, ready_before_go),
 		CASE_TEST("READY before HELLO", test_not_permitted_in_state, ready_before_hello),
 		CASE_TEST("HELLO twice", test_not_permitted_in_state, hello_twice),
