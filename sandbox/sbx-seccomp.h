@@ -27,6 +27,12 @@ struct sbx_seccomp_prog {
  */
 int sbx_seccomp_build(const struct pol_policy *pol, struct sbx_seccomp_prog *out);
 
+/*
+ * After sbx_seccomp_build or sbx_seccomp_export_pfc returned -EINVAL: a one-line reason naming
+ * the policy entry at fault (static storage; empty when the failure was another one).
+ */
+const char *sbx_seccomp_last_error(void);
+
 /* Releases what sbx_seccomp_build stored. Safe on zeroed storage and when called twice. */
 void sbx_seccomp_prog_done(struct sbx_seccomp_prog *prog);
 

@@ -25,6 +25,7 @@
 #include <linux/seccomp.h>
 #include <sched.h>
 #include <seccomp.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -203,6 +204,10 @@ enum rule_kind {
 	RULE_PERSONALITY, /* only the personalities in personality_ok */
 	RULE_MKNOD,       /* FIFOs only (mkfifo(3)); the mode is argument 1 */
 	RULE_MKNODAT,     /* FIFOs only; the mode is argument 2 */
+	/* seccomp.rules of the policy: */
+	RULE_COND_ALLOW,       /* allowed when one of the policy's allow rules holds, else default */
+	RULE_COND_DENY_ALLOW,  /* refused when the policy's deny rule holds, else allowed */
+	RULE_COND_DENY,        /* refused when the policy's deny rule holds, else default */
 };
 
 /* Syscalls whose base verdict depends on their arguments, or is not "allow". */
@@ -313,9 +318,10 @@ static int rule_set_init(struct rule_set *set, const struct pol_policy *pol)
 	size_t cap;
 
 	if (pol->n_seccomp_allow > SIZE_MAX - fixed ||
-	    pol->n_seccomp_deny > SIZE_MAX - fixed - pol->n_seccomp_allow)
+	    pol->n_seccomp_deny > SIZE_MAX - fixed - pol->n_seccomp_allow ||
+	    pol->n_seccomp_rules > SIZE_MAX - fixed - pol->n_seccomp_allow - pol->n_seccomp_deny)
 		return -ENOMEM;
-	cap = fixed + pol->n_seccomp_allow + pol->n_seccomp_deny;
+	cap = fixed + pol->n_seccomp_allow + pol->n_seccomp_deny + pol->n_seccomp_rules;
 
 	set->rules = calloc(cap, sizeof(*set->rules));
 	if (!set->rules)
@@ -354,6 +360,104 @@ static int resolve_policy_name(const char *name, int *out_nr)
 	if (nr == __NR_SCMP_ERROR)
 		return -EINVAL;
 	*out_nr = nr;
+	return 0;
+}
+
+/* Why the last sbx_seccomp_build failed with -EINVAL (a policy error), for messages. */
+static char last_error[160];
+
+__attribute__((format(printf, 1, 2))) static int policy_error(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	(void)vsnprintf(last_error, sizeof(last_error), fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+const char *sbx_seccomp_last_error(void)
+{
+	return last_error;
+}
+
+/*
+ * seccomp.rules: conditional verdicts. A syscall may carry one deny rule, or any number of
+ * allow rules, never both. Syscalls with built-in argument checks, clone3, and syscalls that
+ * are never allowed (for allow rules) are refused, as is a rule that could change nothing:
+ * allow rules on an allowed syscall, or a deny rule on a refused one.
+ */
+static int collect_policy_rules(const struct pol_policy *pol, struct rule_set *set)
+{
+	for (size_t i = 0; i < pol->n_seccomp_rules; i++) {
+		const struct pol_syscall_rule *pr = &pol->seccomp_rules[i];
+		int nr;
+		if (resolve_policy_name(pr->name, &nr) < 0)
+			return policy_error("seccomp.rules: unknown syscall '%s'", pr->name);
+		if (nr < 0)
+			continue; /* not on this architecture: nothing can call it */
+		if (pr->n_conds < 1 || pr->n_conds > 6)
+			return policy_error("seccomp.rules: '%s' needs 1 to 6 conditions", pr->name);
+		for (size_t c = 0; c < pr->n_conds; c++) {
+			const struct pol_arg_cond *cd = &pr->conds[c];
+			if (cd->index > 5)
+				return policy_error("seccomp.rules: '%s' argument index over 5",
+						    pr->name);
+			for (size_t d = 0; d < c; d++)
+				if (pr->conds[d].index == cd->index)
+					return policy_error("seccomp.rules: '%s' has two conditions "
+							    "on argument %u", pr->name, cd->index);
+			if (cd->op == POL_CMP_MASKED_EQ && (cd->value & ~cd->mask))
+				return policy_error("seccomp.rules: '%s' masked_eq value has bits "
+						    "outside its mask", pr->name);
+		}
+		const struct never_entry *e = never_find(nr);
+		struct rule_entry *cur = rule_find(set, nr);
+		enum rule_kind kind = cur ? cur->kind : RULE_ENOSYS;
+		bool base_allowed = cur && cur->kind == RULE_ALLOW;
+		switch (kind) {
+		case RULE_COND_ALLOW:
+			if (!pr->allow)
+				return policy_error("seccomp.rules: '%s' has both allow and deny rules",
+						    pr->name);
+			continue; /* one more allow rule for the same syscall */
+		case RULE_COND_DENY_ALLOW:
+		case RULE_COND_DENY:
+			return policy_error("seccomp.rules: '%s' may have only one deny rule, and "
+					    "no allow rule beside it", pr->name);
+		case RULE_CLONE:
+		case RULE_UNSHARE:
+		case RULE_IOCTL:
+		case RULE_SOCKET:
+		case RULE_SOCKETPAIR:
+		case RULE_PERSONALITY:
+		case RULE_MKNOD:
+		case RULE_MKNODAT:
+			return policy_error("seccomp.rules: '%s' has built-in argument checks; use "
+					    "seccomp.deny to refuse it entirely", pr->name);
+		case RULE_ALLOW:
+		case RULE_DENY:
+		case RULE_ENOSYS:
+			break;
+		}
+		if (nr == SCMP_SYS(clone3))
+			return policy_error("seccomp.rules: clone3 cannot be ruled on (its flags are "
+					    "out of the filter's reach)");
+		if (pr->allow) {
+			if (e && !never_lifted(e, pol))
+				return policy_error("seccomp.rules: '%s' is never allowed", pr->name);
+			if (base_allowed)
+				return policy_error("seccomp.rules: '%s' is already allowed; an allow "
+						    "rule would change nothing", pr->name);
+			if (cur && cur->kind == RULE_DENY)
+				return policy_error("seccomp.rules: '%s' is in seccomp.deny", pr->name);
+			rule_set(set, nr, RULE_COND_ALLOW);
+		} else {
+			if (cur && cur->kind == RULE_DENY)
+				return policy_error("seccomp.rules: '%s' is refused already; a deny rule "
+						    "would change nothing", pr->name);
+			rule_set(set, nr, base_allowed ? RULE_COND_DENY_ALLOW : RULE_COND_DENY);
+		}
+	}
 	return 0;
 }
 
@@ -396,13 +500,16 @@ static int collect_rules(const struct pol_policy *pol, struct rule_set *set)
 
 		r = resolve_policy_name(pol->seccomp_allow[i], &nr);
 		if (r < 0)
-			return r;
+			return policy_error("seccomp.allow: unknown syscall '%s'",
+					    pol->seccomp_allow[i]);
 		e = never_find(nr);
 		if (e && !never_lifted(e, pol))
-			return -EINVAL;
+			return policy_error("seccomp.allow: '%s' is never allowed",
+					    pol->seccomp_allow[i]);
 		/* Allowing clone3 would let namespace flags past the clone check. */
 		if (nr == SCMP_SYS(clone3))
-			return -EINVAL;
+			return policy_error("seccomp.allow: clone3 cannot be allowed (its flags are "
+					    "out of the filter's reach)");
 		/*
 		 * A syscall that already has a verdict keeps it: allowing "ioctl" or "socket"
 		 * does not remove their argument checks. A name this architecture lacks cannot
@@ -419,7 +526,7 @@ static int collect_rules(const struct pol_policy *pol, struct rule_set *set)
 
 		r = resolve_policy_name(pol->seccomp_deny[i], &nr);
 		if (r < 0)
-			return r;
+			return policy_error("seccomp.deny: unknown syscall '%s'", pol->seccomp_deny[i]);
 		cur = rule_find(set, nr);
 		/*
 		 * clone3 stays ENOSYS: EPERM would stop libc from falling back to clone and
@@ -429,7 +536,7 @@ static int collect_rules(const struct pol_policy *pol, struct rule_set *set)
 			continue;
 		rule_set(set, nr, RULE_DENY);
 	}
-	return 0;
+	return collect_policy_rules(pol, set);
 }
 
 /* Narrows a libseccomp return code to 0, -ENOMEM or -EIO. */
@@ -443,6 +550,7 @@ static int scmp_rc(int rc)
 /* Where rules go, and the two actions every rule is measured against. */
 struct emitter {
 	scmp_filter_ctx ctx;
+	const struct pol_policy *pol;
 	uint32_t def;  /* the filter's default action */
 	uint32_t deny; /* the answer to a refused call: EPERM, or kill in kill mode */
 };
@@ -602,6 +710,120 @@ static int add_mknod_rules(const struct emitter *em, int nr, unsigned mode_arg)
 	return 0;
 }
 
+static enum scmp_compare scmp_op(enum pol_cmp_op op)
+{
+	switch (op) {
+	case POL_CMP_EQ:
+		return SCMP_CMP_EQ;
+	case POL_CMP_NE:
+		return SCMP_CMP_NE;
+	case POL_CMP_LT:
+		return SCMP_CMP_LT;
+	case POL_CMP_LE:
+		return SCMP_CMP_LE;
+	case POL_CMP_GT:
+		return SCMP_CMP_GT;
+	case POL_CMP_GE:
+		return SCMP_CMP_GE;
+	case POL_CMP_MASKED_EQ:
+		return SCMP_CMP_MASKED_EQ;
+	}
+	return _SCMP_CMP_MIN;
+}
+
+static struct scmp_arg_cmp to_scmp(const struct pol_arg_cond *c)
+{
+	struct scmp_arg_cmp a = { .arg = c->index, .op = scmp_op(c->op) };
+	if (c->op == POL_CMP_MASKED_EQ) {
+		a.datum_a = c->mask;
+		a.datum_b = c->value;
+	} else {
+		a.datum_a = c->value;
+	}
+	return a;
+}
+
+/*
+ * The complement of one condition as disjoint pieces (at most 64): for the ordered
+ * comparisons one opposite comparison; for masked_eq, "the value first differs at mask bit
+ * b", for each set bit b of the mask from the top.
+ */
+static size_t complement(const struct pol_arg_cond *c, struct scmp_arg_cmp out[64])
+{
+	struct scmp_arg_cmp a = to_scmp(c);
+	static const enum scmp_compare opposite[] = {
+		[SCMP_CMP_EQ] = SCMP_CMP_NE, [SCMP_CMP_NE] = SCMP_CMP_EQ,
+		[SCMP_CMP_LT] = SCMP_CMP_GE, [SCMP_CMP_GE] = SCMP_CMP_LT,
+		[SCMP_CMP_LE] = SCMP_CMP_GT, [SCMP_CMP_GT] = SCMP_CMP_LE,
+	};
+	if (c->op != POL_CMP_MASKED_EQ) {
+		a.op = opposite[a.op];
+		out[0] = a;
+		return 1;
+	}
+	size_t n = 0;
+	for (int bit = 63; bit >= 0; bit--) {
+		uint64_t b = 1ull << bit;
+		if (!(c->mask & b))
+			continue;
+		uint64_t upto = c->mask & ~(b - 1u); /* the mask's bits from the top down to b */
+		out[n++] = (struct scmp_arg_cmp){ .arg = c->index, .op = SCMP_CMP_MASKED_EQ,
+						  .datum_a = upto,
+						  .datum_b = (c->value & upto) ^ b };
+	}
+	return n;
+}
+
+/*
+ * A policy deny rule on nr: deny when every condition holds; with else_allow, allow
+ * otherwise, as the disjoint union over i of "conditions before i hold, condition i fails".
+ */
+static int emit_policy_deny(const struct emitter *em, int nr, const struct pol_syscall_rule *pr,
+			    bool else_allow)
+{
+	struct scmp_arg_cmp all[6];
+	for (size_t c = 0; c < pr->n_conds; c++)
+		all[c] = to_scmp(&pr->conds[c]);
+	int r = add_rule(em, em->deny, nr, (unsigned)pr->n_conds, all);
+	if (r < 0 || !else_allow)
+		return r;
+	for (size_t i = 0; i < pr->n_conds; i++) {
+		struct scmp_arg_cmp pieces[64];
+		size_t n = complement(&pr->conds[i], pieces);
+		for (size_t k = 0; k < n; k++) {
+			struct scmp_arg_cmp rule[6];
+			for (size_t c = 0; c < i; c++)
+				rule[c] = all[c];
+			rule[i] = pieces[k];
+			r = add_rule(em, SCMP_ACT_ALLOW, nr, (unsigned)(i + 1), rule);
+			if (r < 0)
+				return r;
+		}
+	}
+	return 0;
+}
+
+static int emit_policy_rules(const struct emitter *em, const struct rule_entry *e)
+{
+	for (size_t i = 0; i < em->pol->n_seccomp_rules; i++) {
+		const struct pol_syscall_rule *pr = &em->pol->seccomp_rules[i];
+		if (seccomp_syscall_resolve_name(pr->name) != e->nr)
+			continue;
+		int r;
+		if (e->kind == RULE_COND_ALLOW) {
+			struct scmp_arg_cmp all[6];
+			for (size_t c = 0; c < pr->n_conds; c++)
+				all[c] = to_scmp(&pr->conds[c]);
+			r = add_rule(em, SCMP_ACT_ALLOW, e->nr, (unsigned)pr->n_conds, all);
+		} else {
+			r = emit_policy_deny(em, e->nr, pr, e->kind == RULE_COND_DENY_ALLOW);
+		}
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
 /* Emits the libseccomp rules for one verdict. */
 static int emit_rule(const struct emitter *em, const struct rule_entry *e)
 {
@@ -639,6 +861,10 @@ static int emit_rule(const struct emitter *em, const struct rule_entry *e)
 		return add_mknod_rules(em, e->nr, 1);
 	case RULE_MKNODAT:
 		return add_mknod_rules(em, e->nr, 2);
+	case RULE_COND_ALLOW:
+	case RULE_COND_DENY_ALLOW:
+	case RULE_COND_DENY:
+		return emit_policy_rules(em, e);
 	}
 	return -EIO;
 }
@@ -697,7 +923,7 @@ static int build_ctx(const struct pol_policy *pol, scmp_filter_ctx *out)
 	if (r < 0)
 		return r;
 
-	em = (struct emitter){ .ctx = ctx, .def = def, .deny = deny };
+	em = (struct emitter){ .ctx = ctx, .pol = pol, .def = def, .deny = deny };
 	for (size_t i = 0; i < set.n_rules; i++) {
 		r = emit_rule(&em, &set.rules[i]);
 		if (r < 0)
@@ -736,6 +962,7 @@ int sbx_seccomp_build(const struct pol_policy *pol, struct sbx_seccomp_prog *out
 
 	if (!out)
 		return -EINVAL;
+	last_error[0] = '\0';
 	r = build_ctx(pol, &ctx);
 	if (r < 0)
 		return r;
@@ -787,6 +1014,7 @@ int sbx_seccomp_export_pfc(const struct pol_policy *pol, int fd)
 
 	if (fd < 0)
 		return -EINVAL;
+	last_error[0] = '\0';
 	r = build_ctx(pol, &ctx);
 	if (r < 0)
 		return r;

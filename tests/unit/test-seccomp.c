@@ -737,6 +737,139 @@ static void test_policy_deny_wins_over_allow(void **state)
 	sbx_seccomp_prog_done(&p);
 }
 
+/* --- seccomp.rules: conditional verdicts ------------------------------------------ */
+
+static struct pol_syscall_rule cond_rule(const char *name, bool allow, size_t n,
+					 const struct pol_arg_cond *conds)
+{
+	struct pol_syscall_rule r;
+	memset(&r, 0, sizeof(r));
+	r.name = (char *)name;
+	r.allow = allow;
+	r.n_conds = n;
+	for (size_t i = 0; i < n; i++)
+		r.conds[i] = conds[i];
+	return r;
+}
+
+static void build_rules(struct pol_syscall_rule *rules, size_t n, struct sbx_seccomp_prog *out)
+{
+	struct pol_policy pol;
+	memset(&pol, 0, sizeof(pol));
+	pol.seccomp_rules = rules;
+	pol.n_seccomp_rules = n;
+	build_ok(&pol, out);
+}
+
+static void rules_fail(struct pol_syscall_rule *rules, size_t n, const char *why)
+{
+	struct pol_policy pol;
+	memset(&pol, 0, sizeof(pol));
+	pol.seccomp_rules = rules;
+	pol.n_seccomp_rules = n;
+	build_fails(&pol, -EINVAL);
+	if (!strstr(sbx_seccomp_last_error(), why))
+		fail_msg("reason '%s', want '%s'", sbx_seccomp_last_error(), why);
+}
+
+/* A deny rule on an allowed syscall: refused when it holds, allowed otherwise. */
+static void test_rule_deny_eq(void **state)
+{
+	(void)state;
+	struct pol_arg_cond c = { .index = 1, .op = POL_CMP_EQ, .value = SIGKILL };
+	struct pol_syscall_rule r = cond_rule("kill", false, 1, &c);
+	struct sbx_seccomp_prog p = { 0 };
+	build_rules(&r, 1, &p);
+	assert_int_equal(verdict(&p, __NR_kill, 1234, SIGKILL), ACT_ERRNO(EPERM));
+	assert_int_equal(verdict(&p, __NR_kill, 1234, SIGTERM), ACT_ALLOW);
+	assert_int_equal(verdict(&p, __NR_kill, 1234, SIGKILL | 1ull << 32), ACT_ALLOW); /* 64-bit compare */
+	assert_int_equal(verdict(&p, __NR_read, 0, 0), ACT_ALLOW);
+	sbx_seccomp_prog_done(&p);
+}
+
+/* masked_eq: the complement is exact for every value of the masked bits. */
+static void test_rule_deny_masked(void **state)
+{
+	(void)state;
+	struct pol_arg_cond c = { .index = 2, .op = POL_CMP_MASKED_EQ, .mask = 3, .value = 1 };
+	struct pol_syscall_rule r = cond_rule("openat", false, 1, &c);
+	struct sbx_seccomp_prog p = { 0 };
+	build_rules(&r, 1, &p);
+	for (uint64_t flags = 0; flags < 4096; flags++)
+		assert_int_equal(verdict3(&p, __NR_openat, AT_FDCWD, 0, flags),
+				 (flags & 3) == 1 ? ACT_ERRNO(EPERM) : ACT_ALLOW);
+	assert_int_equal(verdict3(&p, __NR_openat, AT_FDCWD, 0, 1ull << 40 | 1), ACT_ERRNO(EPERM));
+	sbx_seccomp_prog_done(&p);
+}
+
+/* Two conditions: refused only when both hold; ordered comparisons complement exactly. */
+static void test_rule_deny_two_conds(void **state)
+{
+	(void)state;
+	struct pol_arg_cond c[2] = {
+		{ .index = 0, .op = POL_CMP_LE, .value = 1 },
+		{ .index = 1, .op = POL_CMP_GT, .value = 8 },
+	};
+	struct pol_syscall_rule r = cond_rule("kill", false, 2, c);
+	struct sbx_seccomp_prog p = { 0 };
+	build_rules(&r, 1, &p);
+	for (uint64_t a0 = 0; a0 < 4; a0++)
+		for (uint64_t a1 = 0; a1 < 16; a1++)
+			assert_int_equal(verdict(&p, __NR_kill, a0, a1),
+					 a0 <= 1 && a1 > 8 ? ACT_ERRNO(EPERM) : ACT_ALLOW);
+	sbx_seccomp_prog_done(&p);
+}
+
+/* Allow rules on a syscall outside the allowlist: allowed when one holds, else the default. */
+static void test_rule_allow(void **state)
+{
+	(void)state;
+	struct pol_arg_cond c1 = { .index = 2, .op = POL_CMP_EQ, .value = 0 };
+	struct pol_arg_cond c2 = { .index = 2, .op = POL_CMP_EQ, .value = 1 };
+	struct pol_syscall_rule r[2] = { cond_rule("kcmp", true, 1, &c1),
+					 cond_rule("kcmp", true, 1, &c2) };
+	struct sbx_seccomp_prog p = { 0 };
+	build_rules(r, 2, &p);
+	assert_int_equal(verdict3(&p, __NR_kcmp, 1, 2, 0), ACT_ALLOW);
+	assert_int_equal(verdict3(&p, __NR_kcmp, 1, 2, 1), ACT_ALLOW);
+	assert_int_equal(verdict3(&p, __NR_kcmp, 1, 2, 2), ACT_ERRNO(ENOSYS));
+	sbx_seccomp_prog_done(&p);
+}
+
+static void test_rule_refusals(void **state)
+{
+	(void)state;
+	struct pol_arg_cond c = { .index = 0, .op = POL_CMP_EQ, .value = 0 };
+	struct pol_arg_cond dup[2] = { c, c };
+	struct pol_arg_cond bad_mask = { .index = 0, .op = POL_CMP_MASKED_EQ, .mask = 1, .value = 2 };
+	struct pol_syscall_rule r[2];
+
+	r[0] = cond_rule("ioctl", false, 1, &c);
+	rules_fail(r, 1, "built-in argument checks");
+	r[0] = cond_rule("ptrace", true, 1, &c);
+	rules_fail(r, 1, "never allowed");
+	r[0] = cond_rule("read", true, 1, &c);
+	rules_fail(r, 1, "already allowed");
+	r[0] = cond_rule("ptrace", false, 1, &c);
+	rules_fail(r, 1, "refused already");
+	r[0] = cond_rule("kill", false, 1, &c);
+	r[1] = cond_rule("kill", false, 1, &c);
+	rules_fail(r, 2, "only one deny rule");
+	r[0] = cond_rule("kcmp", true, 1, &c);
+	r[1] = cond_rule("kcmp", false, 1, &c);
+	rules_fail(r, 2, "both allow and deny");
+	r[0] = cond_rule("kill", false, 2, dup);
+	rules_fail(r, 1, "two conditions on argument 0");
+	r[0] = cond_rule("kill", false, 1, &bad_mask);
+	rules_fail(r, 1, "outside its mask");
+	r[0] = cond_rule("clone3", false, 1, &c);
+	rules_fail(r, 1, "clone3");
+	r[0] = cond_rule("no_such_call", false, 1, &c);
+	rules_fail(r, 1, "unknown syscall");
+	r[0] = cond_rule("kill", false, 0, &c);
+	rules_fail(r, 1, "1 to 6 conditions");
+}
+
 static void test_io_uring_needs_unsafe_bit(void **state)
 {
 	char *names[] = { (char *)"io_uring_setup" };
@@ -855,6 +988,11 @@ int main(void)
 		cmocka_unit_test(test_socketpair_unix_only),
 		cmocka_unit_test(test_personality),
 		cmocka_unit_test(test_mknod_fifo_only),
+		cmocka_unit_test(test_rule_deny_eq),
+		cmocka_unit_test(test_rule_deny_masked),
+		cmocka_unit_test(test_rule_deny_two_conds),
+		cmocka_unit_test(test_rule_allow),
+		cmocka_unit_test(test_rule_refusals),
 		cmocka_unit_test(test_foreign_arch_killed),
 		cmocka_unit_test(test_x32_numbers_killed),
 		cmocka_unit_test(test_kill_mode),
