@@ -12,10 +12,14 @@
  *     it into a struct pol_policy. Unknown keys, duplicate keys and wrong node types are
  *     errors; nothing is skipped or repaired.
  *
- * The embedded default is applied first and the caller's file second, so a field the file leaves
- * out keeps the default's value and a list the file gives replaces the default's list. Rules
- * that tie two fields together (host id range, allow_create within protect, allow/deny
- * overlap) are checked after each layer, against the merged values.
+ * Layers: the embedded default is applied first, then the files the caller's file extends
+ * (innermost first, fetched through the caller's loader), then the caller's file. A field a
+ * layer leaves out keeps the earlier value and a list a layer gives replaces the earlier list.
+ * Within a file, `extends` is followed first and `unsafe` is applied next, wherever they stand,
+ * so every bind is judged against the weakenings the file ends up with. Rules that tie two
+ * fields together (host id range, allow_create within protect, allow/deny overlap, seccomp
+ * rules against the lists, binds against unsafe) are checked in each layer against the
+ * merged values, so no layer can leave an inconsistent policy behind.
  *
  * Pure code: no file I/O, no syscalls, no global state. Every error fills struct pol_diag.
  */
@@ -60,6 +64,7 @@ static bool streq(const char *a, const char *b)
 #define NOFILE_MAX 2147483584u     /* the kernel's ceiling for fs.nr_open */
 #define CPUS_MAX 8192u             /* largest CONFIG_NR_CPUS; a higher quota means nothing */
 #define VALUE_MAX ((uint64_t)INT64_MAX) /* sizes and times stay clear of RLIM_INFINITY */
+#define SECCOMP_ARGS 6u            /* syscall arguments a condition can name */
 
 /* ------------------------------------------------------------------------------------------ */
 /* Diagnostics                                                                                */
@@ -438,6 +443,7 @@ static int load_document(struct loader *l, struct node **out)
 
 struct walker {
 	const char *name;
+	const char *dir;  /* the file's directory, absolute and normalised; NULL when unknown */
 	struct pol_diag *diag;
 };
 
@@ -466,6 +472,25 @@ static bool node_is_null(const struct node *n)
 	return n->kind == NODE_SCALAR && n->plain &&
 	       (!n->str[0] || streq(n->str, "~") || streq(n->str, "null") ||
 		streq(n->str, "Null") || streq(n->str, "NULL"));
+}
+
+/* The value of key in the mapping m (the first one), or NULL; NULL for a node that is no mapping. */
+static const struct node *map_get(const struct node *m, const char *key)
+{
+	if (!m || m->kind != NODE_MAP)
+		return NULL;
+	for (size_t i = 0; i + 1 < m->n_kids; i += 2)
+		if (m->kids[i]->kind == NODE_SCALAR && streq(m->kids[i]->str, key))
+			return m->kids[i + 1];
+	return NULL;
+}
+
+static bool strv_contains(char *const *v, size_t n, const char *s)
+{
+	for (size_t i = 0; i < n; i++)
+		if (streq(v[i], s))
+			return true;
+	return false;
 }
 
 static const char *describe(const struct node *n)
@@ -560,6 +585,7 @@ struct field {
 	/* string lists: validates one entry; dup_by_name compares only up to '=' */
 	int (*check)(const struct walker *w, const char *label, const struct node *item);
 	bool dup_by_name;
+	bool locked;     /* booleans: false is refused (a namespace warden is built on) */
 	enum unit unit;  /* numbers */
 	uint64_t min, max;
 };
@@ -766,6 +792,10 @@ static int fld_bool(const struct walker *w, void *target, const struct field *f,
 		return r;
 	if (streq(v->str, "true"))
 		*FIELD_PTR(target, f->off, bool) = true;
+	else if (streq(v->str, "false") && f->locked)
+		return fail(w, v,
+			    "%s cannot be turned off (expected true; warden's isolation is built on it)",
+			    label);
 	else if (streq(v->str, "false"))
 		*FIELD_PTR(target, f->off, bool) = false;
 	else
@@ -853,8 +883,11 @@ enum path_flaw {
 	PATH_CONTROL,
 };
 
-/* Checks the components of s, which starts right after a leading '/' (if any). */
-static enum path_flaw path_flaw(const char *s)
+/*
+ * Checks the components of s, which starts right after a leading '/' (if any). allow_dot
+ * accepts '.' components (a relative path that will be resolved drops them).
+ */
+static enum path_flaw path_flaw_ex(const char *s, bool allow_dot)
 {
 	const char *c = s;
 
@@ -866,7 +899,7 @@ static enum path_flaw path_flaw(const char *s)
 		size_t len = slash ? (size_t)(slash - c) : strlen(c);
 		if (len == 0)
 			return PATH_EMPTY_COMPONENT;
-		if (len == 1 && c[0] == '.')
+		if (len == 1 && c[0] == '.' && !allow_dot)
 			return PATH_DOT;
 		if (len == 2 && c[0] == '.' && c[1] == '.')
 			return PATH_DOTDOT;
@@ -876,6 +909,11 @@ static enum path_flaw path_flaw(const char *s)
 			return PATH_OK;
 		c = slash + 1;
 	}
+}
+
+static enum path_flaw path_flaw(const char *s)
+{
+	return path_flaw_ex(s, false);
 }
 
 static int path_flaw_fail(const struct walker *w, const char *label, const struct node *v,
@@ -949,36 +987,269 @@ static bool path_is_under(const char *path, const char *dir)
 }
 
 /*
- * A bind must never hide something the sandbox guarantees: its own /proc, /dev and /sys, the
- * private /tmp, the workspace mount, and the synthetic /etc/passwd and /etc/group. Binding
- * below /tmp or /workspace is fine; binding below /proc, /dev or /sys is not, because a host
- * file there could replace a kernel interface the sandbox relies on.
+ * The directory of the file path name when name is an absolute, normalised path (what the
+ * supervisor hands over after realpath), else NULL: relative paths in the file then cannot be
+ * resolved and are errors. Returns 0 or -ENOMEM.
+ */
+static int dir_of(const char *name, char **out)
+{
+	const char *slash;
+	char *d;
+
+	*out = NULL;
+	if (!name || name[0] != '/' || strlen(name) >= PATH_MAX || path_flaw(name + 1) != PATH_OK)
+		return 0;
+	slash = strrchr(name, '/');
+	d = slash == name ? strdup("/") : strndup(name, (size_t)(slash - name));
+	if (!d)
+		return -ENOMEM;
+	*out = d;
+	return 0;
+}
+
+/*
+ * Resolves the relative path in v against the file's directory: '.' components are dropped;
+ * '..', empty components and control characters are refused, so the result never leaves the
+ * directory lexically. Pure string work: symlinks are the reader's business. On success stores
+ * a new absolute, normalised path in *out.
+ */
+static int resolve_relative(const struct walker *w, const char *label, const struct node *v,
+			    char **out)
+{
+	struct qbuf q, qn;
+	const char *rel = v->str;
+	enum path_flaw flaw;
+	size_t dlen, o;
+	char *res;
+
+	if (!w->dir)
+		return fail(w, v,
+			    "%s '%s' is relative, and '%s' is not a normalised absolute file path to resolve it against (expected a path starting with /)",
+			    label, quote(&q, rel), quote(&qn, w->name));
+	flaw = path_flaw_ex(rel, true);
+	if (flaw == PATH_DOTDOT)
+		return fail(w, v,
+			    "%s '%s' has a '..' component (expected a path below the policy file's directory, or an absolute one)",
+			    label, quote(&q, rel));
+	if (flaw != PATH_OK)
+		return path_flaw_fail(w, label, v, flaw);
+
+	dlen = strlen(w->dir);
+	res = malloc(dlen + 1 + strlen(rel) + 1);
+	if (!res)
+		return walk_enomem(w);
+	o = dlen == 1 ? 0 : dlen; /* the root directory contributes only the '/' below */
+	memcpy(res, w->dir, o);
+	for (const char *c = rel;;) {
+		const char *slash = strchr(c, '/');
+		size_t len = slash ? (size_t)(slash - c) : strlen(c);
+		if (!(len == 1 && c[0] == '.')) {
+			res[o++] = '/';
+			memcpy(res + o, c, len);
+			o += len;
+		}
+		if (!slash)
+			break;
+		c = slash + 1;
+	}
+	if (o == 0)
+		res[o++] = '/';
+	res[o] = '\0';
+	if (o >= PATH_MAX) {
+		free(res);
+		return fail(w, v, "%s '%s' resolves to a path of %zu bytes (expected less than %d)",
+			    label, quote(&q, rel), o, PATH_MAX);
+	}
+	*out = res;
+	return 0;
+}
+
+/*
+ * A bind must never hide something the sandbox guarantees: the root, the private /tmp, the
+ * workspace mount, and the synthetic /etc/passwd and /etc/group (with /etc as a whole). No
+ * unsafe key lifts this. Binding below /tmp or /workspace is fine.
  */
 static bool bind_dst_covers_guarantee(const char *dst)
 {
 	static const char *const exact[] = {
-		"/", "/proc", "/dev", "/sys", "/tmp", "/workspace", "/etc", "/etc/passwd", "/etc/group",
+		"/", "/tmp", "/workspace", "/etc", "/etc/passwd", "/etc/group",
 	};
-	static const char *const trees[] = { "/proc", "/dev", "/sys" };
 
 	for (size_t i = 0; i < ELEMENTSOF(exact); i++)
 		if (streq(dst, exact[i]))
 			return true;
+	return false;
+}
+
+/* "/proc", "/dev" or "/sys" when path is one of them or below, else NULL. */
+static const char *kernel_fs_of(const char *path)
+{
+	static const char *const trees[] = { "/proc", "/dev", "/sys" };
+
 	for (size_t i = 0; i < ELEMENTSOF(trees); i++)
-		if (path_is_under(dst, trees[i]))
+		if (streq(path, trees[i]) || path_is_under(path, trees[i]))
+			return trees[i];
+	return NULL;
+}
+
+/*
+ * Container runtime sockets: whoever can connect to one can start a privileged container, so
+ * handing one to the sandbox is handing it the host. A read-only bind does not help (connect()
+ * needs no write access to the mount). Directories that hold one of the well-known sockets are
+ * refused too, lexically; "/" is bind-host-root's business.
+ */
+static const char *const runtime_sockets[] = {
+	"/run/docker.sock",
+	"/var/run/docker.sock",
+	"/run/containerd/containerd.sock",
+	"/var/run/containerd/containerd.sock",
+	"/run/podman/podman.sock",
+	"/var/run/podman/podman.sock",
+	"/run/crio/crio.sock",
+	"/var/run/crio/crio.sock",
+};
+
+static bool has_suffix(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), k = strlen(suffix);
+	return n >= k && streq(s + n - k, suffix);
+}
+
+static bool is_runtime_socket(const char *src)
+{
+	static const char *const suffixes[] = {
+		"docker.sock", "containerd.sock", "podman.sock", "crio.sock",
+	};
+
+	for (size_t i = 0; i < ELEMENTSOF(runtime_sockets); i++)
+		if (streq(src, runtime_sockets[i]))
+			return true;
+	for (size_t i = 0; i < ELEMENTSOF(suffixes); i++)
+		if (has_suffix(src, suffixes[i]))
 			return true;
 	return false;
+}
+
+/* The first well-known runtime socket below the directory src, or NULL. */
+static const char *runtime_socket_below(const char *src)
+{
+	if (streq(src, "/"))
+		return NULL;
+	for (size_t i = 0; i < ELEMENTSOF(runtime_sockets); i++)
+		if (path_is_under(runtime_sockets[i], src))
+			return runtime_sockets[i];
+	return NULL;
+}
+
+/* What a bind needs from unsafe, in the order the checks run. */
+enum bind_risk {
+	RISK_NONE,
+	RISK_HOST_ROOT,    /* src is / */
+	RISK_KERNEL_SRC,   /* src is /proc, /dev, /sys or below */
+	RISK_SOCKET,       /* src is a container runtime socket */
+	RISK_SOCKET_DIR,   /* src holds a well-known runtime socket */
+	RISK_KERNEL_DST,   /* dst is /proc, /dev, /sys or below */
+};
+
+/* The first risk of b that unsafe does not allow; *out_detail names the tree or socket. */
+static enum bind_risk bind_risk(const struct pol_bind *b, uint32_t unsafe, const char **out_detail)
+{
+	const char *d;
+
+	*out_detail = NULL;
+	if (streq(b->src, "/") && !(unsafe & POL_UNSAFE_BIND_HOST_ROOT))
+		return RISK_HOST_ROOT;
+	if ((d = kernel_fs_of(b->src)) && !(unsafe & POL_UNSAFE_BIND_KERNEL_FS)) {
+		*out_detail = d;
+		return RISK_KERNEL_SRC;
+	}
+	if (!(unsafe & POL_UNSAFE_BIND_SOCKET)) {
+		if (is_runtime_socket(b->src))
+			return RISK_SOCKET;
+		if ((d = runtime_socket_below(b->src))) {
+			*out_detail = d;
+			return RISK_SOCKET_DIR;
+		}
+	}
+	if ((d = kernel_fs_of(b->dst)) && !(unsafe & POL_UNSAFE_BIND_KERNEL_FS)) {
+		*out_detail = d;
+		return RISK_KERNEL_DST;
+	}
+	return RISK_NONE;
+}
+
+static uint32_t bind_risk_bit(enum bind_risk risk)
+{
+	switch (risk) {
+	case RISK_HOST_ROOT:
+		return POL_UNSAFE_BIND_HOST_ROOT;
+	case RISK_KERNEL_SRC:
+	case RISK_KERNEL_DST:
+		return POL_UNSAFE_BIND_KERNEL_FS;
+	case RISK_SOCKET:
+	case RISK_SOCKET_DIR:
+		return POL_UNSAFE_BIND_SOCKET;
+	case RISK_NONE:
+		break;
+	}
+	return 0;
+}
+
+/* Refuses bind b (binds[index], from the mapping item) unless unsafe allows all it needs. */
+static int check_bind_risk(const struct walker *w, const char *label, const struct node *item,
+			   const struct pol_bind *b, uint32_t unsafe)
+{
+	const struct node *src = map_get(item, "src"), *dst = map_get(item, "dst");
+	const char *detail;
+	struct qbuf q;
+
+	assert(src && dst);
+	switch (bind_risk(b, unsafe, &detail)) {
+	case RISK_NONE:
+		return 0;
+	case RISK_HOST_ROOT:
+		return fail(w, src,
+			    "%s.src '/' would expose the whole host (expected a narrower path, or unsafe: [bind-host-root])",
+			    label);
+	case RISK_KERNEL_SRC:
+		return fail(w, src,
+			    "%s.src '%s' would expose the host's %s (expected a path outside /proc, /dev and /sys, or unsafe: [bind-kernel-fs])",
+			    label, quote(&q, b->src), detail);
+	case RISK_SOCKET:
+		return fail(w, src,
+			    "%s.src '%s' is a container runtime socket, which controls the host (expected another path, or unsafe: [bind-container-socket])",
+			    label, quote(&q, b->src));
+	case RISK_SOCKET_DIR:
+		return fail(w, src,
+			    "%s.src '%s' holds the container runtime socket %s (expected a narrower path, or unsafe: [bind-container-socket])",
+			    label, quote(&q, b->src), detail);
+	case RISK_KERNEL_DST:
+		return fail(w, dst,
+			    "%s.dst '%s': bind target would cover a guarantee, the sandbox's own %s (expected a path outside /proc, /dev and /sys, or unsafe: [bind-kernel-fs])",
+			    label, quote(&q, b->dst), detail);
+	}
+	return fail(w, item, "%s is not allowed (expected a safe bind)", label);
 }
 
 static int fld_bind_src(const struct walker *w, void *target, const struct field *f,
 			const char *label, const struct node *v)
 {
-	int r = check_abs_path(w, label, v);
+	char *resolved = NULL;
+	int r = want_scalar(w, label, v, "an absolute path, or one relative to the policy file");
 	if (r < 0)
 		return r;
-	if (streq(v->str, "/"))
-		return fail(w, v, "%s '/' would expose the whole host (expected a narrower path)",
-			    label);
+	if (v->str[0] != '/') {
+		r = resolve_relative(w, label, v, &resolved);
+		if (r < 0)
+			return r;
+		char **slot = FIELD_PTR(target, f->off, char *);
+		free(*slot);
+		*slot = resolved;
+		return 0;
+	}
+	r = check_abs_path(w, label, v);
+	if (r < 0)
+		return r;
 	return replace_string(w, target, f->off, v->str);
 }
 
@@ -991,7 +1262,7 @@ static int fld_bind_dst(const struct walker *w, void *target, const struct field
 		return r;
 	if (bind_dst_covers_guarantee(v->str))
 		return fail(w, v,
-			    "%s '%s': bind target would cover a guarantee (expected a path other than /, /tmp, /workspace, /etc, /etc/passwd, /etc/group and outside /proc, /dev and /sys)",
+			    "%s '%s': bind target would cover a guarantee (expected a path other than /, /tmp, /workspace, /etc, /etc/passwd and /etc/group)",
 			    label, quote(&q, v->str));
 	return replace_string(w, target, f->off, v->str);
 }
@@ -1102,20 +1373,169 @@ static const struct {
 } unsafe_names[] = {
 	{ "no-cgroup", POL_UNSAFE_NO_CGROUP },
 	{ "io_uring", POL_UNSAFE_IO_URING },
+	{ "bind-host-root", POL_UNSAFE_BIND_HOST_ROOT },
+	{ "bind-container-socket", POL_UNSAFE_BIND_SOCKET },
+	{ "bind-kernel-fs", POL_UNSAFE_BIND_KERNEL_FS },
 };
+
+#define UNSAFE_EXPECTED "one of: no-cgroup, io_uring, bind-host-root, bind-container-socket, bind-kernel-fs"
 
 static int check_unsafe(const struct walker *w, const char *label, const struct node *item)
 {
-	static const char expected[] = "no-cgroup or io_uring";
 	struct qbuf q;
-	int r = want_scalar(w, label, item, expected);
+	int r = want_scalar(w, label, item, UNSAFE_EXPECTED);
 	if (r < 0)
 		return r;
 	for (size_t i = 0; i < ELEMENTSOF(unsafe_names); i++)
 		if (streq(item->str, unsafe_names[i].name))
 			return 0;
 	return fail(w, item, "%s '%s' is not a known weakening (expected %s)", label,
-		    quote(&q, item->str), expected);
+		    quote(&q, item->str), UNSAFE_EXPECTED);
+}
+
+/*
+ * Linux capability names (without CAP_, lower case) up to CAP_CHECKPOINT_RESTORE. A refused
+ * one would undo a guarantee even inside the sandbox's user namespace: it reaches the host
+ * kernel (module, rawio, boot, time, syslog, bpf, perfmon, mac_*), escapes the mount or
+ * process isolation (sys_admin, sys_chroot, sys_ptrace, dac_read_search's open_by_handle_at),
+ * re-grants capabilities (setpcap, setfcap), defeats file protections (linux_immutable),
+ * changes what the host audits or keeps awake (audit_control, block_suspend, wake_alarm), or
+ * reconfigures the network the sandbox is confined to (net_admin).
+ */
+static const struct {
+	const char *name;
+	bool refused;
+} cap_names[] = {
+	{ "chown", false },           { "dac_override", false },    { "dac_read_search", true },
+	{ "fowner", false },          { "fsetid", false },          { "kill", false },
+	{ "setgid", false },          { "setuid", false },          { "setpcap", true },
+	{ "linux_immutable", true },  { "net_bind_service", false }, { "net_broadcast", false },
+	{ "net_admin", true },        { "net_raw", false },         { "ipc_lock", false },
+	{ "ipc_owner", false },       { "sys_module", true },       { "sys_rawio", true },
+	{ "sys_chroot", true },       { "sys_ptrace", true },       { "sys_pacct", false },
+	{ "sys_admin", true },        { "sys_boot", true },         { "sys_nice", false },
+	{ "sys_resource", false },    { "sys_time", true },         { "sys_tty_config", false },
+	{ "mknod", false },           { "lease", false },           { "audit_write", false },
+	{ "audit_control", true },    { "setfcap", true },          { "mac_override", true },
+	{ "mac_admin", true },        { "syslog", true },           { "wake_alarm", true },
+	{ "block_suspend", true },    { "audit_read", false },      { "perfmon", true },
+	{ "bpf", true },              { "checkpoint_restore", false },
+};
+
+/* "one of: chown, dac_override, ..." listing the capabilities a policy may keep. */
+static void allowed_caps(char *buf, size_t size)
+{
+	size_t o = 0;
+	int k = snprintf(buf, size, "one of:");
+
+	if (k < 0)
+		return;
+	o = (size_t)k;
+	for (size_t i = 0; i < ELEMENTSOF(cap_names) && o < size; i++) {
+		if (cap_names[i].refused)
+			continue;
+		k = snprintf(buf + o, size - o, "%s %s", o > 7 ? "," : "", cap_names[i].name);
+		if (k < 0)
+			break;
+		o += (size_t)k;
+	}
+}
+
+static int check_cap(const struct walker *w, const char *label, const struct node *item)
+{
+	char allowed[320];
+	struct qbuf q;
+	int r;
+
+	allowed_caps(allowed, sizeof(allowed));
+	r = want_scalar(w, label, item, allowed);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < ELEMENTSOF(cap_names); i++) {
+		if (!streq(item->str, cap_names[i].name))
+			continue;
+		if (cap_names[i].refused)
+			return fail(w, item, "%s '%s' would undo the sandbox (expected %s)", label,
+				    cap_names[i].name, allowed);
+		return 0;
+	}
+	return fail(w, item,
+		    "%s '%s' is not a Linux capability name (expected a lower-case name without CAP_, %s)",
+		    label, quote(&q, item->str), allowed);
+}
+
+/*
+ * A filesystem.hide pattern: workspace-relative and normalised like protect, with fnmatch(3)
+ * wildcards (*, ?, [...]) inside a component and "**" (any number of directories) as a whole
+ * component. Backslash escapes are refused so that a pattern means the same to every reader.
+ * The component and "**" bounds keep matching cheap and let the matcher split any pattern.
+ */
+static int check_hide(const struct walker *w, const char *label, const struct node *item)
+{
+	static const char expected[] = "a workspace-relative pattern like **/.env or secrets/*.pem";
+	struct qbuf q;
+	size_t len, n_comp = 0, n_globstar = 0;
+	bool prev_globstar = false;
+	int r = want_scalar(w, label, item, expected);
+	if (r < 0)
+		return r;
+	len = strlen(item->str);
+	if (item->str[0] == '/')
+		return fail(w, item, "%s '%s' is absolute (expected a relative pattern without leading /)",
+			    label, quote(&q, item->str));
+	if (len >= PATH_MAX)
+		return fail(w, item, "%s is %zu bytes long (expected less than %d)", label, len, PATH_MAX);
+	r = path_flaw_fail(w, label, item, path_flaw(item->str));
+	if (r < 0)
+		return r;
+	if (strchr(item->str, '\\'))
+		return fail(w, item, "%s '%s' has a backslash (expected a pattern without escapes)",
+			    label, quote(&q, item->str));
+
+	for (const char *c = item->str;;) {
+		const char *slash = strchr(c, '/');
+		size_t clen = slash ? (size_t)(slash - c) : strlen(c);
+		bool globstar = clen == 2 && c[0] == '*' && c[1] == '*';
+
+		if (++n_comp > POL_MAX_PATTERN_COMPONENTS)
+			return fail(w, item, "%s has more than %u components (expected at most %u)",
+				    label, (unsigned)POL_MAX_PATTERN_COMPONENTS,
+				    (unsigned)POL_MAX_PATTERN_COMPONENTS);
+		if (globstar) {
+			if (prev_globstar)
+				return fail(w, item, "%s '%s' has ** twice in a row (expected one ** where any number of directories may be)",
+					    label, quote(&q, item->str));
+			if (++n_globstar > POL_MAX_PATTERN_GLOBSTARS)
+				return fail(w, item, "%s '%s' has more than %u ** components (expected at most %u)",
+					    label, quote(&q, item->str),
+					    (unsigned)POL_MAX_PATTERN_GLOBSTARS,
+					    (unsigned)POL_MAX_PATTERN_GLOBSTARS);
+		}
+		prev_globstar = globstar;
+		for (size_t i = 0; i < clen && !globstar; i++) {
+			size_t j = i + 1;
+			if (c[i] == '*' && i + 1 < clen && c[i + 1] == '*')
+				return fail(w, item, "%s '%s' has ** inside a component (expected ** only as a whole component, like **/.env)",
+					    label, quote(&q, item->str));
+			if (c[i] != '[')
+				continue;
+			/* [!...] and [^...] negate; a ']' right after the opening is a literal */
+			if (j < clen && (c[j] == '!' || c[j] == '^'))
+				j++;
+			if (j < clen && c[j] == ']')
+				j++;
+			while (j < clen && c[j] != ']')
+				j++;
+			if (j >= clen)
+				return fail(w, item, "%s '%s' has an unbalanced '[' (expected a character class closed by ] within its component)",
+					    label, quote(&q, item->str));
+			i = j;
+		}
+		if (!slash)
+			break;
+		c = slash + 1;
+	}
+	return 0;
 }
 
 /* ---- lists ---- */
@@ -1193,6 +1613,10 @@ static const struct field bind_fields[] = {
 	{ .key = "optional", .fn = fld_bool, .off = offsetof(struct pol_bind, optional) },
 };
 
+/*
+ * filesystem.binds. Each bind is checked against p->unsafe, which already holds this file's
+ * final weakenings (apply_file applies unsafe before the rest of the file).
+ */
 static int fld_binds(const struct walker *w, void *target, const struct field *f,
 		     const char *label, const struct node *v)
 {
@@ -1219,6 +1643,8 @@ static int fld_binds(const struct walker *w, void *target, const struct field *f
 		if (r >= 0 && (!b->src || !b->dst))
 			r = fail(w, item, "%s has no %s (expected a mapping with src and dst)",
 				 item_label, b->src ? "dst" : "src");
+		if (r >= 0)
+			r = check_bind_risk(w, item_label, item, b, p->unsafe);
 		for (size_t j = 0; r >= 0 && j < n; j++)
 			if (streq(binds[j].dst, b->dst))
 				r = fail(w, item,
@@ -1266,23 +1692,19 @@ static int fld_unsafe(const struct walker *w, void *target, const struct field *
 	return 0;
 }
 
+static const struct field unsafe_field = {
+	.key = "unsafe", .fn = fld_unsafe, .check = check_unsafe,
+};
+
+/* extends and unsafe are applied by apply_file before the rest of their file. */
+static int fld_applied_early(const struct walker *w, void *target, const struct field *f,
+			     const char *label, const struct node *v)
+{
+	(void)w, (void)target, (void)f, (void)label, (void)v;
+	return 0;
+}
+
 /* ---- sections ---- */
-
-static const struct node *map_get(const struct node *m, const char *key)
-{
-	for (size_t i = 0; i + 1 < m->n_kids; i += 2)
-		if (m->kids[i]->kind == NODE_SCALAR && streq(m->kids[i]->str, key))
-			return m->kids[i + 1];
-	return NULL;
-}
-
-static bool strv_contains(char *const *v, size_t n, const char *s)
-{
-	for (size_t i = 0; i < n; i++)
-		if (streq(v[i], s))
-			return true;
-	return false;
-}
 
 static const struct field host_id_fields[] = {
 	{ .key = "base", .fn = fld_number, .off = offsetof(struct pol_policy, host_id_base),
@@ -1333,6 +1755,7 @@ static const struct field filesystem_fields[] = {
 	  .n_off = offsetof(struct pol_policy, n_etc_files), .check = check_etc_entry },
 	STR_LIST("protect", protect, check_rel_path),
 	STR_LIST("allow_create", allow_create, check_rel_path),
+	STR_LIST("hide", hide, check_hide),
 };
 
 static int fld_filesystem(const struct walker *w, void *target, const struct field *f,
@@ -1368,6 +1791,56 @@ static int fld_filesystem(const struct walker *w, void *target, const struct fie
 	return 0;
 }
 
+#define NAMESPACE(k, ns, lock)                                                          \
+	{ .key = (k), .fn = fld_bool, .off = offsetof(struct pol_policy, namespaces) +     \
+	  (size_t)(ns) * sizeof(bool), .locked = (lock) }
+
+/*
+ * user, pid and mount are what every other guarantee stands on (uid mapping, no signals or
+ * ptrace to host processes, the whole filesystem view), so they cannot be turned off.
+ */
+static const struct field namespace_fields[] = {
+	NAMESPACE("user", POL_NS_USER, true),
+	NAMESPACE("pid", POL_NS_PID, true),
+	NAMESPACE("mount", POL_NS_MOUNT, true),
+	NAMESPACE("net", POL_NS_NET, false),
+	NAMESPACE("uts", POL_NS_UTS, false),
+	NAMESPACE("ipc", POL_NS_IPC, false),
+	NAMESPACE("cgroup", POL_NS_CGROUP, false),
+};
+
+static int fld_namespaces(const struct walker *w, void *target, const struct field *f,
+			  const char *label, const struct node *v)
+{
+	(void)f;
+	return walk_map(w, target, label, v, namespace_fields, ELEMENTSOF(namespace_fields));
+}
+
+static const struct field capability_fields[] = {
+	STR_LIST("keep", caps_keep, check_cap),
+};
+
+static int fld_capabilities(const struct walker *w, void *target, const struct field *f,
+			    const char *label, const struct node *v)
+{
+	(void)f;
+	return walk_map(w, target, label, v, capability_fields, ELEMENTSOF(capability_fields));
+}
+
+static int fld_network(const struct walker *w, void *target, const struct field *f,
+		       const char *label, const struct node *v)
+{
+	struct qbuf q;
+	int r = want_scalar(w, label, v, "none");
+	if (r < 0)
+		return r;
+	if (!streq(v->str, "none"))
+		return fail(w, v, "%s '%s' is not a network mode (expected none)", label,
+			    quote(&q, v->str));
+	*FIELD_PTR(target, f->off, enum pol_network) = POL_NET_NONE;
+	return 0;
+}
+
 static const struct field env_fields[] = {
 	{ .key = "set", .fn = fld_str_list, .off = offsetof(struct pol_policy, env_set),
 	  .n_off = offsetof(struct pol_policy, n_env_set), .check = check_env_set,
@@ -1399,12 +1872,334 @@ static int fld_seccomp_default(const struct walker *w, void *target, const struc
 	return 0;
 }
 
+static int fld_seccomp_profile(const struct walker *w, void *target, const struct field *f,
+			       const char *label, const struct node *v)
+{
+	struct qbuf q;
+	int r = want_scalar(w, label, v, "default");
+	if (r < 0)
+		return r;
+	if (!streq(v->str, "default"))
+		return fail(w, v, "%s '%s' is not a seccomp profile (expected default)", label,
+			    quote(&q, v->str));
+	return replace_string(w, target, f->off, v->str);
+}
+
+/* ---- seccomp.rules ---- */
+
+static const struct {
+	const char *name;
+	enum pol_cmp_op op;
+} cmp_ops[] = {
+	{ "eq", POL_CMP_EQ }, { "ne", POL_CMP_NE }, { "lt", POL_CMP_LT }, { "le", POL_CMP_LE },
+	{ "gt", POL_CMP_GT }, { "ge", POL_CMP_GE }, { "masked_eq", POL_CMP_MASKED_EQ },
+};
+
+#define CMP_OPS_EXPECTED "one of: eq, ne, lt, le, gt, ge, masked_eq"
+
+static int fld_cmp_op(const struct walker *w, void *target, const struct field *f,
+		      const char *label, const struct node *v)
+{
+	struct qbuf q;
+	int r = want_scalar(w, label, v, CMP_OPS_EXPECTED);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < ELEMENTSOF(cmp_ops); i++) {
+		if (streq(v->str, cmp_ops[i].name)) {
+			*FIELD_PTR(target, f->off, enum pol_cmp_op) = cmp_ops[i].op;
+			return 0;
+		}
+	}
+	return fail(w, v, "%s '%s' is not a comparison (expected %s)", label, quote(&q, v->str),
+		    CMP_OPS_EXPECTED);
+}
+
+static int hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* A 64-bit argument value: decimal (no leading zeros) or 0x followed by hex digits. */
+static int parse_flags(const char *s, uint64_t *out)
+{
+	uint64_t v = 0;
+	size_t i = 2;
+
+	if (s[0] != '0' || s[1] != 'x')
+		return parse_count(s, out);
+	if (!s[i])
+		return -EINVAL;
+	for (; s[i]; i++) {
+		int d = hex_digit(s[i]);
+		if (d < 0)
+			return -EINVAL;
+		if (v >> 60)
+			return -ERANGE;
+		v = v << 4 | (uint64_t)d;
+	}
+	*out = v;
+	return 0;
+}
+
+static int fld_flags(const struct walker *w, void *target, const struct field *f,
+		     const char *label, const struct node *v)
+{
+	static const char expected[] = "a decimal integer or 0x and hex digits, like 0x800";
+	struct qbuf q;
+	uint64_t val = 0;
+	int r = want_plain(w, label, v, expected);
+	if (r < 0)
+		return r;
+	r = parse_flags(v->str, &val);
+	if (r == -ERANGE)
+		return fail(w, v, "%s '%s' overflows (expected at most 0xffffffffffffffff)", label,
+			    quote(&q, v->str));
+	if (r < 0)
+		return fail(w, v, "%s '%s' is not a valid number (expected %s)", label,
+			    quote(&q, v->str), expected);
+	*FIELD_PTR(target, f->off, uint64_t) = val;
+	return 0;
+}
+
+/* One entry of args while it is read; index is wider than struct pol_arg_cond's. */
+struct arg_tmp {
+	uint64_t index;
+	enum pol_cmp_op op;
+	uint64_t value;
+	uint64_t mask;
+};
+
+static const struct field arg_fields[] = {
+	{ .key = "index", .fn = fld_number, .off = offsetof(struct arg_tmp, index),
+	  .unit = UNIT_COUNT, .min = 0, .max = SECCOMP_ARGS - 1 },
+	{ .key = "op", .fn = fld_cmp_op, .off = offsetof(struct arg_tmp, op) },
+	{ .key = "value", .fn = fld_flags, .off = offsetof(struct arg_tmp, value) },
+	{ .key = "mask", .fn = fld_flags, .off = offsetof(struct arg_tmp, mask) },
+};
+
+static int read_arg(const struct walker *w, const char *label, const struct node *item,
+		    const struct pol_syscall_rule *rule, struct pol_arg_cond *out)
+{
+	static const char *const required[] = { "index", "op", "value" };
+	const struct node *mask = map_get(item, "mask");
+	struct arg_tmp a = { 0 };
+	int r = walk_map(w, &a, label, item, arg_fields, ELEMENTSOF(arg_fields));
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < ELEMENTSOF(required); i++)
+		if (!map_get(item, required[i]))
+			return fail(w, item, "%s has no %s (expected a mapping with index, op and value)",
+				    label, required[i]);
+	if (a.op == POL_CMP_MASKED_EQ && !mask)
+		return fail(w, item, "%s has op masked_eq but no mask (expected a mask for masked_eq)",
+			    label);
+	if (a.op != POL_CMP_MASKED_EQ && mask)
+		return fail(w, mask, "%s.mask is set, but op is %s (expected a mask only with masked_eq)",
+			    label, pol_cmp_op_name(a.op));
+	/* A masked_eq whose value has bits outside the mask can never hold: surely a mistake. */
+	if (a.op == POL_CMP_MASKED_EQ && (a.value & ~a.mask))
+		return fail(w, map_get(item, "value"),
+			    "%s.value 0x%" PRIx64 " has bits outside mask 0x%" PRIx64 " (expected value & ~mask == 0; the condition could never hold)",
+			    label, a.value, a.mask);
+	for (size_t j = 0; j < rule->n_conds; j++)
+		if (rule->conds[j].index == a.index)
+			return fail(w, map_get(item, "index"),
+				    "%s.index %" PRIu64 " repeats args[%zu] (expected at most one condition per argument)",
+				    label, a.index, j);
+	out->index = (uint8_t)a.index;
+	out->op = a.op;
+	out->value = a.value;
+	out->mask = a.op == POL_CMP_MASKED_EQ ? a.mask : 0;
+	return 0;
+}
+
+static int fld_rule_args(const struct walker *w, void *target, const struct field *f,
+			 const char *label, const struct node *v)
+{
+	struct pol_syscall_rule *rule = target;
+	int r = want_seq(w, label, v);
+	if (r < 0)
+		return r;
+	(void)f;
+	if (v->n_kids == 0)
+		return fail(w, v,
+			    "%s is empty (expected 1 to 6 conditions; use seccomp.allow or seccomp.deny for a whole syscall)",
+			    label);
+	rule->n_conds = 0;
+	for (size_t i = 0; i < v->n_kids; i++) {
+		char item_label[LABEL_MAX];
+
+		(void)snprintf(item_label, sizeof(item_label), "%s[%zu]", label, i);
+		if (i >= SECCOMP_ARGS)
+			return fail(w, v->kids[i],
+				    "%s is a condition too many (expected at most %u, one per argument)",
+				    item_label, SECCOMP_ARGS);
+		r = read_arg(w, item_label, v->kids[i], rule, &rule->conds[i]);
+		if (r < 0)
+			return r;
+		rule->n_conds = i + 1;
+	}
+	return 0;
+}
+
+static int fld_rule_syscall(const struct walker *w, void *target, const struct field *f,
+			    const char *label, const struct node *v)
+{
+	int r = check_syscall(w, label, v);
+	if (r < 0)
+		return r;
+	return replace_string(w, target, f->off, v->str);
+}
+
+static int fld_rule_action(const struct walker *w, void *target, const struct field *f,
+			   const char *label, const struct node *v)
+{
+	struct qbuf q;
+	int r = want_scalar(w, label, v, "allow or deny");
+	if (r < 0)
+		return r;
+	if (streq(v->str, "allow"))
+		*FIELD_PTR(target, f->off, bool) = true;
+	else if (streq(v->str, "deny"))
+		*FIELD_PTR(target, f->off, bool) = false;
+	else
+		return fail(w, v, "%s '%s' is not a rule action (expected allow or deny)", label,
+			    quote(&q, v->str));
+	return 0;
+}
+
+static const struct field rule_fields[] = {
+	{ .key = "syscall", .fn = fld_rule_syscall, .off = offsetof(struct pol_syscall_rule, name) },
+	{ .key = "action", .fn = fld_rule_action, .off = offsetof(struct pol_syscall_rule, allow) },
+	{ .key = "args", .fn = fld_rule_args },
+};
+
+static void rules_free(struct pol_syscall_rule *rules, size_t n)
+{
+	if (!rules)
+		return;
+	for (size_t i = 0; i < n; i++)
+		free(rules[i].name);
+	free(rules);
+}
+
+static int fld_seccomp_rules(const struct walker *w, void *target, const struct field *f,
+			     const char *label, const struct node *v)
+{
+	static const char *const required[] = { "syscall", "action", "args" };
+	struct pol_policy *p = target;
+	struct pol_syscall_rule *rules = NULL;
+	size_t n = 0;
+	int r = want_seq(w, label, v);
+	if (r < 0)
+		return r;
+	(void)f;
+
+	rules = calloc(v->n_kids ? v->n_kids : 1, sizeof(*rules));
+	if (!rules)
+		return walk_enomem(w);
+	for (; n < v->n_kids; n++) {
+		const struct node *item = v->kids[n];
+		struct pol_syscall_rule *rule = &rules[n];
+		char item_label[LABEL_MAX];
+		struct qbuf q;
+
+		(void)snprintf(item_label, sizeof(item_label), "%s[%zu]", label, n);
+		r = walk_map(w, rule, item_label, item, rule_fields, ELEMENTSOF(rule_fields));
+		for (size_t i = 0; r >= 0 && i < ELEMENTSOF(required); i++)
+			if (!map_get(item, required[i]))
+				r = fail(w, item,
+					 "%s has no %s (expected a mapping with syscall, action and args)",
+					 item_label, required[i]);
+		/* One deny rule, or any number of allow rules, per syscall: never both. */
+		for (size_t j = 0; r >= 0 && j < n; j++) {
+			if (!streq(rules[j].name, rule->name))
+				continue;
+			if (rules[j].allow != rule->allow)
+				r = fail(w, map_get(item, "syscall"),
+					 "%s %s '%s', which %s[%zu] %s (expected either allow rules or one deny rule per syscall)",
+					 item_label, rule->allow ? "allows" : "denies",
+					 quote(&q, rule->name), label, j,
+					 rules[j].allow ? "allows" : "denies");
+			else if (!rule->allow)
+				r = fail(w, map_get(item, "syscall"),
+					 "%s is a second deny rule for '%s' (expected one deny rule per syscall; first is %s[%zu])",
+					 item_label, quote(&q, rule->name), label, j);
+		}
+		if (r < 0) {
+			rules_free(rules, n + 1);
+			return r;
+		}
+	}
+
+	rules_free(p->seccomp_rules, p->n_seccomp_rules);
+	p->seccomp_rules = rules;
+	p->n_seccomp_rules = n;
+	return 0;
+}
+
 static const struct field seccomp_fields[] = {
+	{ .key = "profile", .fn = fld_seccomp_profile,
+	  .off = offsetof(struct pol_policy, seccomp_profile) },
 	{ .key = "default_action", .fn = fld_seccomp_default,
 	  .off = offsetof(struct pol_policy, seccomp_default) },
 	STR_LIST("allow", seccomp_allow, check_syscall),
 	STR_LIST("deny", seccomp_deny, check_syscall),
+	{ .key = "rules", .fn = fld_seccomp_rules },
 };
+
+/*
+ * A rule that contradicts a list, or could change nothing: an allow rule for a syscall that
+ * seccomp.allow already allows outright or seccomp.deny denies, a deny rule for one that
+ * seccomp.deny already denies. Reported at the rule when this layer wrote the rules, else at
+ * the list entry this layer wrote.
+ */
+static int check_rules_against_lists(const struct walker *w, const struct pol_policy *p,
+				     const char *label, const struct node *v)
+{
+	const struct node *rules = map_get(v, "rules");
+
+	for (size_t i = 0; i < p->n_seccomp_rules; i++) {
+		const struct pol_syscall_rule *rule = &p->seccomp_rules[i];
+		char *const *list = rule->allow ? p->seccomp_allow : p->seccomp_deny;
+		size_t n_list = rule->allow ? p->n_seccomp_allow : p->n_seccomp_deny;
+		const char *list_key = rule->allow ? "allow" : "deny";
+		const char *what = rule->allow ? "allows" : "denies";
+		const char *expected = "expected a rule that changes something";
+		struct qbuf q;
+
+		if (rule->allow && strv_contains(p->seccomp_deny, p->n_seccomp_deny, rule->name)) {
+			list = p->seccomp_deny;
+			n_list = p->n_seccomp_deny;
+			list_key = "deny";
+			what = "denies";
+			expected = "expected a syscall either in seccomp.deny or in allow rules";
+		}
+		for (size_t j = 0; j < n_list; j++) {
+			const struct node *lst = map_get(v, list_key);
+			if (!streq(list[j], rule->name))
+				continue;
+			if (rules)
+				return fail(w, map_get(rules->kids[i], "syscall"),
+					    "%s.rules[%zu] %s '%s', which %s.%s %s without conditions (%s)",
+					    label, i, rule->allow ? "allows" : "denies",
+					    quote(&q, rule->name), label, list_key, what, expected);
+			return fail(w, lst ? lst->kids[j] : v,
+				    "%s.%s[%zu] '%s' %s what %s.rules[%zu] %s (%s)", label,
+				    list_key, j, quote(&q, list[j]),
+				    streq(list_key, "allow") ? "allows" : "denies", label, i,
+				    rule->allow ? "allows under conditions" : "denies under conditions",
+				    expected);
+		}
+	}
+	return 0;
+}
 
 static int fld_seccomp(const struct walker *w, void *target, const struct field *f,
 		       const char *label, const struct node *v)
@@ -1433,7 +2228,7 @@ static int fld_seccomp(const struct walker *w, void *target, const struct field 
 				    label, j, quote(&q, p->seccomp_allow[j]), label);
 		}
 	}
-	return 0;
+	return check_rules_against_lists(w, p, label, v);
 }
 
 #define LIMIT(k, member, u, lo, hi)                                                     \
@@ -1465,13 +2260,17 @@ static int fld_limits(const struct walker *w, void *target, const struct field *
 }
 
 static const struct field root_fields[] = {
+	{ .key = "extends", .fn = fld_applied_early },
 	{ .key = "user", .fn = fld_user },
 	{ .key = "hostname", .fn = fld_hostname, .off = offsetof(struct pol_policy, hostname) },
 	{ .key = "filesystem", .fn = fld_filesystem },
+	{ .key = "namespaces", .fn = fld_namespaces },
+	{ .key = "capabilities", .fn = fld_capabilities },
+	{ .key = "network", .fn = fld_network, .off = offsetof(struct pol_policy, network) },
 	{ .key = "env", .fn = fld_env },
 	{ .key = "seccomp", .fn = fld_seccomp },
 	{ .key = "limits", .fn = fld_limits },
-	{ .key = "unsafe", .fn = fld_unsafe, .check = check_unsafe },
+	{ .key = "unsafe", .fn = fld_applied_early },
 };
 
 /* Lists the keys of a table for an "unknown key" message. */
@@ -1536,19 +2335,194 @@ static int walk_map(const struct walker *w, void *target, const char *where,
 	return 0;
 }
 
-/* Parses buf and overlays it onto p. On failure p is half-updated and must be discarded. */
-static int overlay(struct pol_policy *p, const char *name, const void *buf, size_t len,
-		   struct pol_diag *reterr)
+/* ------------------------------------------------------------------------------------------ */
+/* Layers: the default, what a file extends, the file                                         */
+
+struct parse_ctx {
+	struct pol_policy *p;
+	pol_loader load;      /* NULL: only "extends: default" */
+	void *load_ctx;
+	const char *stack[POL_MAX_EXTENDS + 1]; /* files being applied, outermost first */
+	size_t depth;
+	struct pol_diag *diag;
+};
+
+static int apply_file(struct parse_ctx *pc, const char *name, const void *buf, size_t len,
+		      bool record);
+
+/*
+ * The value of the top-level key in root, refusing a second one there (walk_map would, but
+ * only after this key has been acted on).
+ */
+static int root_key(const struct walker *w, const struct node *root, const char *key,
+		    const struct node **out)
+{
+	const struct node *first = NULL;
+
+	*out = NULL;
+	for (size_t i = 0; i + 1 < root->n_kids; i += 2) {
+		const struct node *k = root->kids[i];
+		if (k->kind != NODE_SCALAR || !streq(k->str, key))
+			continue;
+		if (first)
+			return fail(w, k,
+				    "duplicate key '%s' in the top level (expected each key once; first at line %u)",
+				    key, first->line);
+		first = k;
+		*out = root->kids[i + 1];
+	}
+	return 0;
+}
+
+/* Appends " -> " and s (escaped, capped) to buf. */
+static void chain_append(char *buf, size_t size, const char *s)
+{
+	struct qbuf q;
+	size_t o = strlen(buf);
+
+	if (o < size)
+		(void)snprintf(buf + o, size - o, "%s%s", o ? " -> " : "", quote(&q, s));
+}
+
+static int loader_failed(const struct walker *w, const struct node *v, const char *abs_path,
+			 int err)
+{
+	char buf[128];
+	const char *msg;
+	struct qbuf q, qa;
+
+	if (err == -ENOMEM)
+		return walk_enomem(w);
+	if (err == -E2BIG) {
+		walk_diag(w, v, "extends '%s': '%s' is over %u bytes (expected at most %u bytes)",
+			  quote(&q, v->str), quote(&qa, abs_path), (unsigned)POL_MAX_INPUT_BYTES,
+			  (unsigned)POL_MAX_INPUT_BYTES);
+		return -E2BIG;
+	}
+	msg = strerror_r(err < 0 ? -err : EIO, buf, sizeof(buf)); /* the GNU one: no errno juggling */
+	return fail(w, v, "extends '%s': '%s' cannot be read: %s (expected a readable policy file)",
+		    quote(&q, v->str), quote(&qa, abs_path), msg);
+}
+
+/* Follows the extends value v of the file w names: applies that file and what it extends. */
+static int apply_extends(struct parse_ctx *pc, const struct walker *w, const struct node *v)
+{
+	static const char expected[] = "default or the path of a policy file";
+	_cleanup_free_ char *abs_path = NULL;
+	_cleanup_free_ char *buf = NULL;
+	size_t len = 0;
+	struct qbuf q;
+	int r = want_scalar(w, "extends", v, expected);
+	if (r < 0)
+		return r;
+
+	/* The embedded default is every policy's first layer already. */
+	if (streq(v->str, "default"))
+		return 0;
+	if (!pc->load)
+		return fail(w, v,
+			    "extends '%s' names a file, and this policy is parsed without file access (expected default)",
+			    quote(&q, v->str));
+	if (v->str[0] == '/') {
+		r = check_abs_path(w, "extends", v);
+		if (r >= 0)
+			r = dup_string(w, v->str, &abs_path);
+	} else {
+		r = resolve_relative(w, "extends", v, &abs_path);
+	}
+	if (r < 0)
+		return r;
+
+	for (size_t i = 0; i < pc->depth; i++) {
+		char chain[400] = "";
+		if (!streq(pc->stack[i], abs_path))
+			continue;
+		for (size_t j = i; j < pc->depth; j++)
+			chain_append(chain, sizeof(chain), pc->stack[j]);
+		chain_append(chain, sizeof(chain), abs_path);
+		return fail(w, v, "extends cycle: %s (expected a chain of files that ends at default)",
+			    chain);
+	}
+	if (pc->depth >= POL_MAX_EXTENDS)
+		return fail(w, v,
+			    "extends '%s' makes a chain of more than %u files (expected at most %u policy files, counting the first)",
+			    quote(&q, v->str), (unsigned)POL_MAX_EXTENDS, (unsigned)POL_MAX_EXTENDS);
+
+	r = pc->load(pc->load_ctx, abs_path, &buf, &len);
+	if (r < 0)
+		return loader_failed(w, v, abs_path, r);
+	if (len > POL_MAX_INPUT_BYTES)
+		return loader_failed(w, v, abs_path, -E2BIG);
+	if (!buf && len > 0)
+		return loader_failed(w, v, abs_path, -EIO);
+	return apply_file(pc, abs_path, buf, len, true);
+}
+
+static int strv_append(char ***v, size_t *n, const char *s)
+{
+	char **nv;
+	char *d = strdup(s);
+
+	if (!d)
+		return -ENOMEM;
+	nv = reallocarray(*v, *n + 2, sizeof(**v));
+	if (!nv) {
+		free(d);
+		return -ENOMEM;
+	}
+	nv[(*n)++] = d;
+	nv[*n] = NULL;
+	*v = nv;
+	return 0;
+}
+
+/*
+ * A file that changes unsafe but not the binds must not take away a weakening an inherited
+ * bind needs. (A file that gives binds had each one checked against its final unsafe.)
+ */
+static int check_inherited_binds(const struct walker *w, const struct pol_policy *p,
+				 const struct node *unsafe)
+{
+	for (size_t i = 0; i < p->n_binds; i++) {
+		const char *detail;
+		enum bind_risk risk = bind_risk(&p->binds[i], p->unsafe, &detail);
+		struct qbuf qs, qd;
+		const char *key;
+
+		if (risk == RISK_NONE)
+			continue;
+		key = pol_unsafe_name(bind_risk_bit(risk));
+		return fail(w, unsafe,
+			    "unsafe leaves out %s, which filesystem.binds[%zu] (src '%s', dst '%s') needs (expected unsafe to name %s while that bind is in effect)",
+			    key, i, quote(&qs, p->binds[i].src), quote(&qd, p->binds[i].dst), key);
+	}
+	return 0;
+}
+
+/*
+ * Parses buf (the file name) and lays it over pc->p: first what it extends, then its unsafe
+ * list, then the rest in document order. record adds name to ->sources once applied. On
+ * failure pc->p is half-updated and must be discarded.
+ */
+static int apply_file(struct parse_ctx *pc, const char *name, const void *buf, size_t len,
+		      bool record)
 {
 	struct loader l = {
 		.buf = buf ? buf : (const void *)"",
 		.len = len,
 		.name = name,
-		.diag = reterr,
+		.diag = pc->diag,
 	};
-	const struct walker w = { .name = name, .diag = reterr };
 	_cleanup_(node_freep) struct node *root = NULL;
+	_cleanup_free_ char *dir = NULL;
+	const struct node *extends, *unsafe;
 	int r;
+
+	if (dir_of(name, &dir) < 0) {
+		diag_set(pc->diag, name, 0, 0, "out of memory (expected to parse the policy)");
+		return -ENOMEM;
+	}
+	const struct walker w = { .name = name, .dir = dir, .diag = pc->diag };
 
 	r = load_document(&l, &root);
 	loader_done(&l);
@@ -1557,7 +2531,36 @@ static int overlay(struct pol_policy *p, const char *name, const void *buf, size
 	if (root->kind != NODE_MAP)
 		return fail(&w, root, "document is %s (expected a mapping of policy sections)",
 			    describe(root));
-	return walk_map(&w, p, "", root, root_fields, ELEMENTSOF(root_fields));
+	r = root_key(&w, root, "extends", &extends);
+	if (r >= 0)
+		r = root_key(&w, root, "unsafe", &unsafe);
+	if (r < 0)
+		return r;
+
+	assert(pc->depth < ELEMENTSOF(pc->stack));
+	pc->stack[pc->depth++] = name;
+	if (extends)
+		r = apply_extends(pc, &w, extends);
+	pc->depth--;
+	if (r < 0)
+		return r;
+
+	if (unsafe) {
+		r = fld_unsafe(&w, pc->p, &unsafe_field, "unsafe", unsafe);
+		if (r < 0)
+			return r;
+	}
+	r = walk_map(&w, pc->p, "", root, root_fields, ELEMENTSOF(root_fields));
+	if (r < 0)
+		return r;
+	if (unsafe && !map_get(map_get(root, "filesystem"), "binds")) {
+		r = check_inherited_binds(&w, pc->p, unsafe);
+		if (r < 0)
+			return r;
+	}
+	if (record && strv_append(&pc->p->sources, &pc->p->n_sources, name) < 0)
+		return walk_enomem(&w);
+	return 0;
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -1574,10 +2577,15 @@ struct pol_policy *pol_free(struct pol_policy *p)
 	strv_free(p->etc_files, p->n_etc_files);
 	strv_free(p->protect, p->n_protect);
 	strv_free(p->allow_create, p->n_allow_create);
+	strv_free(p->hide, p->n_hide);
+	strv_free(p->caps_keep, p->n_caps_keep);
 	strv_free(p->env_set, p->n_env_set);
 	strv_free(p->env_pass, p->n_env_pass);
+	free(p->seccomp_profile);
 	strv_free(p->seccomp_allow, p->n_seccomp_allow);
 	strv_free(p->seccomp_deny, p->n_seccomp_deny);
+	rules_free(p->seccomp_rules, p->n_seccomp_rules);
+	strv_free(p->sources, p->n_sources);
 	free(p);
 	return NULL;
 }
@@ -1595,19 +2603,20 @@ const char *pol_default_yaml(size_t *out_len)
 }
 
 /*
- * Parses buf (len bytes, borrowed) over the embedded default. On success stores a new policy
- * that the caller owns in *out and returns 0. On failure returns -EINVAL, -E2BIG or -ENOMEM,
- * fills *reterr when it is not NULL, and leaves *out untouched. See policy.h.
+ * Parses the file path (buf, len bytes, borrowed) over the embedded default, following
+ * extends through load. On success stores a new policy that the caller owns in *out and
+ * returns 0. On failure returns -EINVAL, -E2BIG or -ENOMEM, fills *reterr when it is not
+ * NULL, and leaves *out untouched. See policy.h.
  */
-int pol_parse(const char *name, const void *buf, size_t len, struct pol_policy **out,
-	      struct pol_diag *reterr)
+int pol_parse_file(const char *path, const void *buf, size_t len, pol_loader load, void *ctx,
+		   struct pol_policy **out, struct pol_diag *reterr)
 {
 	_cleanup_(pol_freep) struct pol_policy *p = NULL;
+	const char *name = path ? path : "<input>";
+	struct parse_ctx pc = { .diag = reterr };
 	int r;
 
 	assert(out);
-	if (!name)
-		name = "<input>";
 	if (len > POL_MAX_INPUT_BYTES) {
 		diag_set(reterr, name, 0, 0, "input is %zu bytes (expected at most %u bytes)", len,
 			 (unsigned)POL_MAX_INPUT_BYTES);
@@ -1623,15 +2632,61 @@ int pol_parse(const char *name, const void *buf, size_t len, struct pol_policy *
 		diag_set(reterr, name, 0, 0, "out of memory (expected to parse the policy)");
 		return -ENOMEM;
 	}
+	pc.p = p;
 
 	/* The default must parse; if it ever does not, report it under its own name. */
-	r = overlay(p, DEFAULT_NAME, pol_default_yaml_data, pol_default_yaml_len, reterr);
+	r = apply_file(&pc, DEFAULT_NAME, pol_default_yaml_data, pol_default_yaml_len, true);
 	if (r < 0)
 		return r;
-	r = overlay(p, name, buf, len, reterr);
+	pc.load = load;
+	pc.load_ctx = ctx;
+	/* The default handed in as a file (warden policy show default) is one layer, not two. */
+	r = apply_file(&pc, name, buf, len, !streq(name, DEFAULT_NAME));
 	if (r < 0)
 		return r;
 
 	*out = TAKE_PTR(p);
 	return 0;
+}
+
+/* pol_parse_file without a loader. See policy.h. */
+int pol_parse(const char *name, const void *buf, size_t len, struct pol_policy **out,
+	      struct pol_diag *reterr)
+{
+	return pol_parse_file(name, buf, len, NULL, NULL, out, reterr);
+}
+
+/* Names as the policy language spells them, or NULL. See policy.h. */
+const char *pol_unsafe_name(uint32_t bit)
+{
+	for (size_t i = 0; i < ELEMENTSOF(unsafe_names); i++)
+		if (unsafe_names[i].bit == bit)
+			return unsafe_names[i].name;
+	return NULL;
+}
+
+const char *pol_ns_name(enum pol_ns ns)
+{
+	for (size_t i = 0; i < ELEMENTSOF(namespace_fields); i++)
+		if (namespace_fields[i].off == offsetof(struct pol_policy, namespaces) +
+						   (size_t)ns * sizeof(bool))
+			return namespace_fields[i].key;
+	return NULL;
+}
+
+const char *pol_cmp_op_name(enum pol_cmp_op op)
+{
+	for (size_t i = 0; i < ELEMENTSOF(cmp_ops); i++)
+		if (cmp_ops[i].op == op)
+			return cmp_ops[i].name;
+	return NULL;
+}
+
+const char *pol_network_name(enum pol_network net)
+{
+	switch (net) {
+	case POL_NET_NONE:
+		return "none";
+	}
+	return NULL;
 }

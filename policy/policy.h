@@ -1,16 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * policy: YAML to a validated struct pol_policy.
+ * policy: YAML to a validated struct pol_policy, and back (policy-print.c).
  *
- * Pure code: given bytes, it makes no syscalls and does no file I/O; checking that host paths
- * named in binds exist lives in the supervisor. The parser can be unit-tested and fuzzed
- * unprivileged.
+ * Pure code: given bytes, it makes no syscalls and does no file I/O; a file named by `extends`
+ * is fetched through a loader callback the caller supplies, and checking that host paths named
+ * in binds exist lives in the supervisor. The parser can be unit-tested and fuzzed unprivileged.
  *
  * Schema: every section of policy/default.yaml is optional in a file. The embedded default is
- * parsed first and the file is laid over it: a scalar the file leaves out keeps the default's
- * value, and a list the file gives replaces the default's list as a whole. Unknown keys,
- * duplicate keys, wrong node types, anchors, aliases, tags, directives, a second document and
- * an empty document are all errors.
+ * parsed first; then the files named by `extends`, innermost first; then the file itself. Each
+ * layer is laid over the one before it: a scalar a layer leaves out keeps the earlier value,
+ * and a list a layer gives replaces the earlier list as a whole. Unknown keys, duplicate keys,
+ * wrong node types, anchors, aliases, tags, directives, a second document and an empty
+ * document are all errors. docs/policy.md is the reference.
  */
 #pragma once
 
@@ -24,6 +25,9 @@
 #define POL_MAX_LIST 256       /* entries in one sequence, keys in one mapping */
 #define POL_MAX_STRING 4096    /* bytes in one scalar (key or value) */
 #define POL_MAX_EVENTS 65536   /* libyaml events in one input */
+#define POL_MAX_EXTENDS 8      /* policy files in one extends chain, counting the outermost */
+#define POL_MAX_PATTERN_COMPONENTS 64 /* components in one filesystem.hide pattern */
+#define POL_MAX_PATTERN_GLOBSTARS 4   /* "**" components in one filesystem.hide pattern */
 
 /* A diagnostic: where and what. line and column are 1-based; 0 when unknown. */
 struct pol_diag {
@@ -39,7 +43,7 @@ enum pol_bind_mode {
 };
 
 struct pol_bind {
-	char *src;      /* absolute host path */
+	char *src;      /* absolute, normalised host path (a relative one in the file is resolved) */
 	char *dst;      /* absolute, normalised sandbox path */
 	enum pol_bind_mode mode;
 	bool optional;  /* a missing src is skipped instead of an error */
@@ -52,8 +56,49 @@ enum pol_seccomp_action {
 
 /* Named weakenings a policy may opt into; each is recorded in the run record. */
 enum pol_unsafe {
-	POL_UNSAFE_NO_CGROUP = 1u << 0, /* start without a cgroup when none can be created */
-	POL_UNSAFE_IO_URING = 1u << 1,  /* allow io_uring_* syscalls */
+	POL_UNSAFE_NO_CGROUP = 1u << 0,      /* "no-cgroup": start without a cgroup when none can be created */
+	POL_UNSAFE_IO_URING = 1u << 1,       /* "io_uring": allow io_uring_* syscalls */
+	POL_UNSAFE_BIND_HOST_ROOT = 1u << 2, /* "bind-host-root": a bind whose src is / */
+	POL_UNSAFE_BIND_SOCKET = 1u << 3,    /* "bind-container-socket": a bind of a container
+						 runtime socket (docker, containerd, podman) */
+	POL_UNSAFE_BIND_KERNEL_FS = 1u << 4, /* "bind-kernel-fs": a bind from or onto /proc, /sys, /dev */
+};
+
+/* Namespaces, in this order everywhere (policy, records, audit). */
+enum pol_ns {
+	POL_NS_USER,
+	POL_NS_PID,
+	POL_NS_MOUNT,
+	POL_NS_NET,
+	POL_NS_UTS,
+	POL_NS_IPC,
+	POL_NS_CGROUP,
+	POL_NS_N,
+};
+
+/* network modes */
+enum pol_network {
+	POL_NET_NONE = 0, /* a new network namespace with only lo, up */
+};
+
+/* A seccomp argument condition, compared on the argument's full 64 bits (masked_eq: (arg & mask) == value). */
+enum pol_cmp_op {
+	POL_CMP_EQ, POL_CMP_NE, POL_CMP_LT, POL_CMP_LE, POL_CMP_GT, POL_CMP_GE, POL_CMP_MASKED_EQ,
+};
+
+struct pol_arg_cond {
+	uint8_t index;     /* 0..5 */
+	enum pol_cmp_op op;
+	uint64_t value;
+	uint64_t mask;     /* masked_eq only */
+};
+
+/* A seccomp rule with argument conditions: all conditions must hold (at most one per argument). */
+struct pol_syscall_rule {
+	char *name;        /* [a-z0-9_]{1,64}; whether libseccomp knows it is checked by sandbox/ */
+	bool allow;        /* true: allow when the conditions hold; false: deny (EPERM or kill) */
+	struct pol_arg_cond conds[6];
+	size_t n_conds;    /* 1..6 */
 };
 
 /*
@@ -80,6 +125,17 @@ struct pol_policy {
 	size_t n_protect;
 	char **allow_create;     /* protect entries that may be created when missing */
 	size_t n_allow_create;
+	char **hide;             /* workspace-relative paths or globs masked (unreadable) at start */
+	size_t n_hide;
+
+	/* namespaces: true = a new one (the default for all); false = shared with the host */
+	bool namespaces[POL_NS_N];
+
+	/* capabilities kept inside the sandbox (names without CAP_, lower case); empty by default */
+	char **caps_keep;
+	size_t n_caps_keep;
+
+	enum pol_network network;
 
 	/* env */
 	char **env_set;          /* "NAME=value" */
@@ -88,11 +144,14 @@ struct pol_policy {
 	size_t n_env_pass;
 
 	/* seccomp */
+	char *seccomp_profile;   /* named base profile; only "default" exists */
 	enum pol_seccomp_action seccomp_default;
 	char **seccomp_allow;    /* extra syscall names to allow */
 	size_t n_seccomp_allow;
 	char **seccomp_deny;     /* syscall names to deny even if the base profile allows them */
 	size_t n_seccomp_deny;
+	struct pol_syscall_rule *seccomp_rules; /* rules with argument conditions, in order */
+	size_t n_seccomp_rules;
 
 	/* limits; 0 means "no limit" only where the field says so */
 	uint64_t memory_bytes;   /* cgroup memory limit, required > 0 */
@@ -106,16 +165,44 @@ struct pol_policy {
 	uint64_t output_bytes;   /* cap on captured output; 0 = none */
 
 	uint32_t unsafe;         /* enum pol_unsafe bits */
+
+	/* Where the policy came from: the file (or "<default>") and what it extends, outermost last. */
+	char **sources;
+	size_t n_sources;
 };
 
 /*
- * Parses a policy from buf (len bytes, not necessarily NUL-terminated; borrowed) laid over the
- * embedded default. name (borrowed, may be NULL for "<input>") is used in diagnostics, e.g. the
- * file path. On success stores a new policy in *out (the caller owns it; free with pol_free) and
- * returns 0; *reterr is not touched. On failure returns -EINVAL (bad input), -E2BIG (input over
- * POL_MAX_INPUT_BYTES) or -ENOMEM, fills *reterr (when reterr is not NULL) with the file name,
- * the 1-based line and column of the offending node (0 when there is none, as for -E2BIG) and
- * a one-line message "what is wrong (expected ...)", and leaves *out untouched.
+ * Fetches the policy file at abs_path (an absolute, normalised path the parser built from an
+ * `extends` value) for pol_parse_file. On success stores a malloc()ed buffer in *out_buf (the
+ * parser takes ownership and frees it with free(); it may be NULL when *out_len is 0) and its
+ * length in *out_len, and returns 0. On failure returns a negative errno (-ENOENT, -EACCES,
+ * -E2BIG for a file over POL_MAX_INPUT_BYTES, -ENOMEM, ...) and leaves the outputs alone; the
+ * parser then reports the error at the `extends` value. ctx is the caller's, passed through.
+ */
+typedef int (*pol_loader)(void *ctx, const char *abs_path, char **out_buf, size_t *out_len);
+
+/*
+ * Parses the policy file at path from buf (len bytes, not necessarily NUL-terminated; both
+ * borrowed): the embedded default first, then what the file extends (recursively, through
+ * load), then the file. path names the file in diagnostics and in ->sources; when it is an
+ * absolute path, relative `extends` values and relative bind sources resolve against its
+ * directory (pure string work: `.` components are dropped, `..` is refused). path may be NULL
+ * ("<input>"); load may be NULL, and then only `extends: default` is accepted.
+ *
+ * On success stores a new policy in *out (the caller owns it; free with pol_free) and returns
+ * 0; *reterr is not touched. On failure returns -EINVAL (bad input, including an extended file
+ * that is bad, missing or unreadable), -E2BIG (input, or an extended file, over
+ * POL_MAX_INPUT_BYTES) or -ENOMEM; fills *reterr (when reterr is not NULL) with the file the
+ * error is in (for an extended file, its absolute path), the 1-based line and column of the
+ * offending node (0 when there is none, as for an oversized input) and a one-line message
+ * "what is wrong (expected ...)"; and leaves *out untouched.
+ */
+int pol_parse_file(const char *path, const void *buf, size_t len, pol_loader load, void *ctx,
+		   struct pol_policy **out, struct pol_diag *reterr);
+
+/*
+ * pol_parse_file(name, buf, len, NULL, NULL, out, reterr): the same contract, without file
+ * access. name (borrowed, may be NULL for "<input>") is used in diagnostics, e.g. the file path.
  */
 int pol_parse(const char *name, const void *buf, size_t len, struct pol_policy **out,
 	      struct pol_diag *reterr);
@@ -128,3 +215,41 @@ const char *pol_default_yaml(size_t *out_len);
 
 /* Frees a policy and everything it owns. NULL-safe. Returns NULL. */
 struct pol_policy *pol_free(struct pol_policy *p);
+
+/*
+ * Names as the policy language spells them (static strings), or NULL for a value that has
+ * none: pol_unsafe_name takes one POL_UNSAFE_* bit ("bind-kernel-fs"), pol_ns_name a namespace
+ * ("cgroup"), pol_cmp_op_name an operator ("masked_eq"), pol_network_name a mode ("none").
+ */
+const char *pol_unsafe_name(uint32_t bit);
+const char *pol_ns_name(enum pol_ns ns);
+const char *pol_cmp_op_name(enum pol_cmp_op op);
+const char *pol_network_name(enum pol_network net);
+
+/*
+ * policy-print.c: the effective policy as text.
+ *
+ * pol_to_json: a JSON object whose keys follow the YAML sections in order (user, hostname,
+ * filesystem, namespaces, capabilities, network, env, seccomp, limits, unsafe, sources). Limits
+ * carry their unit in the key (memory_bytes, wall_ms, cpu_millicpus, ...); every integer is
+ * printed exactly, as a JSON number.
+ *
+ * pol_to_yaml: a complete policy document (every section, every field; sizes in bytes, times
+ * with an ms suffix) that pol_parse accepts and that gives back an equal policy (pol_equal)
+ * whenever the text stays within POL_MAX_INPUT_BYTES (only a policy near every list and
+ * string limit at once comes close). ->sources is written as a leading comment only.
+ *
+ * Both take p borrowed (normally a policy from pol_parse), store a NUL-terminated malloc()ed
+ * string the caller frees with free() in *out and return 0; or return -ENOMEM, or -EINVAL when
+ * p holds something the language cannot spell (a NULL string, an unknown enum, a string that
+ * is not UTF-8), and leave *out untouched.
+ */
+int pol_to_json(const struct pol_policy *p, char **out);
+int pol_to_yaml(const struct pol_policy *p, char **out);
+
+/*
+ * True iff a and b (borrowed, not NULL) describe the same effective policy: every field and
+ * list entry, in order. ->sources is not compared (it records where a policy came from, not
+ * what it does).
+ */
+bool pol_equal(const struct pol_policy *a, const struct pol_policy *b);

@@ -6,7 +6,10 @@
 #include <errno.h>
 #include <linux/securebits.h>
 #include <stdio.h>
+#include <linux/capability.h>
+#include <stdint.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "sandbox.h"
@@ -22,39 +25,95 @@ static int fail_step(char *step, size_t step_len, const char *what, int err)
 	return err;
 }
 
-int sbx_drop_privileges(char *step, size_t step_len)
+/* Reads all five sets as masks, straight from the kernel. */
+static int read_sets(uint64_t out[5])
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[2];
+	if (syscall(SYS_capget, &hdr, data) < 0)
+		return -errno;
+	out[0] = (uint64_t)data[1].effective << 32 | data[0].effective;
+	out[1] = (uint64_t)data[1].permitted << 32 | data[0].permitted;
+	out[2] = (uint64_t)data[1].inheritable << 32 | data[0].inheritable;
+	out[3] = out[4] = 0;
+	for (unsigned cap = 0; cap < 64; cap++) {
+		int b = prctl(PR_CAPBSET_READ, cap, 0, 0, 0);
+		if (b < 0)
+			break; /* past the last capability this kernel knows */
+		if (b)
+			out[3] |= 1ull << cap;
+		if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_IS_SET, cap, 0, 0) > 0)
+			out[4] |= 1ull << cap;
+	}
+	return 0;
+}
+
+int sbx_drop_privileges(uint64_t keep, char *step, size_t step_len)
 {
 	/*
 	 * Securebits first: locking them needs CAP_SETPCAP, which is about to go. With NOROOT
 	 * locked, uid 0 inside the namespace could never regain capabilities through exec.
+	 * Ambient raising stays possible only when the policy keeps capabilities, since that is
+	 * how kept ones survive exec for a non-root uid.
 	 */
-	if (prctl(PR_SET_SECUREBITS, SBX_SECUREBITS, 0, 0, 0) < 0)
+	unsigned long bits = SBX_SECUREBITS;
+	if (keep)
+		bits &= ~(unsigned long)(SECBIT_NO_CAP_AMBIENT_RAISE | SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED);
+	if (prctl(PR_SET_SECUREBITS, bits, 0, 0, 0) < 0)
 		return fail_step(step, step_len, "lock securebits", -errno);
 
-	/* Effective, permitted, inheritable, bounding and ambient: all empty. */
 	/*
 	 * libcap-ng's state is per process image: this child inherited the supervisor's, which
 	 * names the supervisor's pid. Point it at ourselves before applying anything.
 	 */
 	capng_setpid(getpid());
 	capng_clear(CAPNG_SELECT_ALL);
+	for (unsigned cap = 0; cap < 64; cap++) {
+		if (!(keep & (1ull << cap)))
+			continue;
+		if (capng_update(CAPNG_ADD,
+				 CAPNG_EFFECTIVE | CAPNG_PERMITTED | CAPNG_INHERITABLE |
+					 CAPNG_BOUNDING_SET | CAPNG_AMBIENT,
+				 cap) < 0)
+			return fail_step(step, step_len, "select the capabilities to keep", -EINVAL);
+	}
+	/* Bounding and ambient first, while CAP_SETPCAP is still effective, then the rest. */
 	if (capng_apply(CAPNG_SELECT_BOUNDS) < 0)
 		return fail_step(step, step_len, "drop the bounding set", -EPERM);
-	if (capng_apply(CAPNG_SELECT_AMBIENT) < 0)
-		return fail_step(step, step_len, "drop the ambient set", -EPERM);
 	if (capng_apply(CAPNG_SELECT_CAPS) < 0)
 		return fail_step(step, step_len, "drop the effective, permitted and inheritable sets",
 				 -EPERM);
-
-	/* Verify rather than trust: every set must read back empty. */
-	capng_get_caps_process();
-	if (capng_have_capabilities(CAPNG_SELECT_CAPS) != CAPNG_NONE ||
-	    capng_have_capabilities(CAPNG_SELECT_BOUNDS) != CAPNG_NONE)
-		return fail_step(step, step_len, "verify capabilities are empty", -EPERM);
-	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0)
+	if (!keep && prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0)
 		return fail_step(step, step_len, "clear ambient capabilities", -errno);
+	if (keep && capng_apply(CAPNG_SELECT_AMBIENT) < 0)
+		return fail_step(step, step_len, "set the ambient set", -EPERM);
+
+	/* Verify rather than trust: every set must read back as exactly the kept mask. */
+	uint64_t sets[5];
+	int r = read_sets(sets);
+	if (r < 0)
+		return fail_step(step, step_len, "read back the capability sets", r);
+	for (int i = 0; i < 5; i++)
+		if (sets[i] != keep)
+			return fail_step(step, step_len,
+					 keep ? "verify the capability sets hold only the kept ones"
+					      : "verify capabilities are empty",
+					 -EPERM);
 
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		return fail_step(step, step_len, "set no_new_privs", -errno);
+	return 0;
+}
+
+int sbx_caps_mask(char *const *names, size_t n, uint64_t *out)
+{
+	uint64_t mask = 0;
+	for (size_t i = 0; i < n; i++) {
+		int cap = capng_name_to_capability(names[i]);
+		if (cap < 0 || cap > 63)
+			return -EINVAL;
+		mask |= 1ull << cap;
+	}
+	*out = mask;
 	return 0;
 }

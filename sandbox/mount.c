@@ -482,6 +482,57 @@ static int clone_workspace(const struct sbx_config *cfg)
 	return clone_tree(fd, "", false);
 }
 
+/*
+ * filesystem.hide: each expanded path is covered, a directory by an empty read-only tmpfs, anything
+ * else by /dev/null (reads as empty). Resolution never follows a symlink; a path that vanished
+ * since the supervisor's walk is skipped (there is nothing left to read).
+ */
+static int hide_paths(int root, const struct sbx_config *cfg, char *step, size_t step_len)
+{
+	if (!cfg->n_hidden)
+		return 0;
+	_cleanup_close_ int ws = openat(root, "workspace", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (ws < 0)
+		return set_step(step, step_len, -errno, "open /workspace", NULL);
+	struct open_how how = {
+		.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+	for (size_t i = 0; i < cfg->n_hidden; i++) {
+		const char *rel = cfg->hidden[i];
+		_cleanup_close_ int fd = (int)syscall(SYS_openat2, ws, rel, &how, sizeof(how));
+		if (fd < 0 && errno == ENOENT)
+			continue;
+		if (fd < 0)
+			return set_step(step, step_len, -errno, "resolve hidden path", rel);
+		struct stat st;
+		if (fstat(fd, &st) < 0)
+			return set_step(step, step_len, -errno, "stat hidden path", rel);
+		if (S_ISLNK(st.st_mode))
+			continue;
+		_cleanup_close_ int tree = -1;
+		if (S_ISDIR(st.st_mode)) {
+			static const char *const opts[] = { "size", "4k", "mode", "0555", NULL };
+			tree = new_fs("tmpfs", opts, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
+							 MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+		} else {
+			tree = clone_tree(AT_FDCWD, "/dev/null", false);
+			if (tree >= 0) {
+				int r = set_attr(tree, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
+							       MOUNT_ATTR_NOEXEC, false);
+				if (r < 0) {
+					(void)close(TAKE_FD(tree));
+					tree = r;
+				}
+			}
+		}
+		int r = tree < 0 ? tree : attach(tree, fd, "");
+		if (r < 0)
+			return set_step(step, step_len, r, "hide", rel);
+	}
+	return 0;
+}
+
 static void captures_done(struct capture *caps, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
@@ -587,6 +638,9 @@ int sbx_mount_setup(const struct sbx_config *cfg, char *step, size_t step_len)
 	if (r < 0)
 		return set_step(step, step_len, r, "attach the workspace", NULL);
 	r = protect_workspace(root, cfg, step, step_len);
+	if (r < 0)
+		return r;
+	r = hide_paths(root, cfg, step, step_len);
 	if (r < 0)
 		return r;
 

@@ -20,24 +20,39 @@
 #include "policy.h"
 #include "sandbox.h"
 
-#define SBX_NS_FLAGS \
-	(CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWUTS | CLONE_NEWIPC)
+/*
+ * The namespaces the child is cloned into: user, pid and mount always (the policy parser
+ * refuses to turn them off); net, uts and ipc unless the policy shares them with the host.
+ * The cgroup namespace comes later, once the child sits in its cgroup.
+ */
+static unsigned long clone_ns_flags(const struct pol_policy *pol)
+{
+	unsigned long flags = CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS;
+	if (pol->namespaces[POL_NS_NET])
+		flags |= CLONE_NEWNET;
+	if (pol->namespaces[POL_NS_UTS])
+		flags |= CLONE_NEWUTS;
+	if (pol->namespaces[POL_NS_IPC])
+		flags |= CLONE_NEWIPC;
+	return flags;
+}
 
 /* The byte the parent sends when the id maps and cgroup are in place. */
 #define SBX_SYNC_GO 'G'
 
-static pid_t clone_child(int *out_pidfd)
+static pid_t clone_child(const struct pol_policy *pol, int *out_pidfd)
 {
 	int pidfd = -1;
+	unsigned long ns = clone_ns_flags(pol);
 	struct clone_args args = {
-		.flags = SBX_NS_FLAGS | CLONE_PIDFD,
+		.flags = ns | CLONE_PIDFD,
 		.pidfd = (uint64_t)(uintptr_t)&pidfd,
 		.exit_signal = SIGCHLD,
 	};
 	long pid = syscall(SYS_clone3, &args, sizeof(args));
 	if (pid < 0 && errno == ENOSYS) {
 		/* Before clone3: the legacy clone returns the pidfd through parent_tid. */
-		pid = syscall(SYS_clone, (unsigned long)(SBX_NS_FLAGS | CLONE_PIDFD | SIGCHLD),
+		pid = syscall(SYS_clone, ns | CLONE_PIDFD | SIGCHLD,
 			      NULL, &pidfd, NULL, 0);
 	}
 	if (pid < 0)
@@ -50,7 +65,7 @@ static pid_t clone_child(int *out_pidfd)
 int sbx_spawn(const struct sbx_config *cfg, pid_t *out_pid, int *out_pidfd)
 {
 	int pidfd = -1;
-	pid_t pid = clone_child(&pidfd);
+	pid_t pid = clone_child(cfg->pol, &pidfd);
 	if (pid < 0)
 		return pid;
 	if (pid == 0)
@@ -226,7 +241,7 @@ _Noreturn void sbx_child_main(const struct sbx_config *cfg)
 		child_fail(sync_fd, r, "wait for the supervisor");
 
 	/* The supervisor has placed us in our cgroup: make it the root of our view. */
-	if (unshare(CLONE_NEWCGROUP) < 0)
+	if (cfg->pol->namespaces[POL_NS_CGROUP] && unshare(CLONE_NEWCGROUP) < 0)
 		child_fail(sync_fd, -errno, "unshare the cgroup namespace");
 
 	r = become_sandbox_user(cfg);
@@ -237,14 +252,18 @@ _Noreturn void sbx_child_main(const struct sbx_config *cfg)
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
 		child_fail(sync_fd, -errno, "set the parent-death signal");
 
-	if (sethostname(cfg->pol->hostname, strlen(cfg->pol->hostname)) < 0)
-		child_fail(sync_fd, -errno, "set the hostname");
-	if (setdomainname("", 0) < 0)
-		child_fail(sync_fd, -errno, "set the domain name");
+	if (cfg->pol->namespaces[POL_NS_UTS]) {
+		if (sethostname(cfg->pol->hostname, strlen(cfg->pol->hostname)) < 0)
+			child_fail(sync_fd, -errno, "set the hostname");
+		if (setdomainname("", 0) < 0)
+			child_fail(sync_fd, -errno, "set the domain name");
+	}
 
-	r = sbx_net_lo_up();
-	if (r < 0)
-		child_fail(sync_fd, r, "bring up lo in the network namespace");
+	if (cfg->pol->namespaces[POL_NS_NET]) {
+		r = sbx_net_lo_up();
+		if (r < 0)
+			child_fail(sync_fd, r, "bring up lo in the network namespace");
+	}
 
 	r = sbx_mount_setup(cfg, step, sizeof(step));
 	if (r < 0)
@@ -264,7 +283,7 @@ _Noreturn void sbx_child_main(const struct sbx_config *cfg)
 	if (sigprocmask(SIG_SETMASK, cfg->old_mask, NULL) < 0)
 		child_fail(sync_fd, -errno, "restore the signal mask");
 
-	r = sbx_drop_privileges(step, sizeof(step));
+	r = sbx_drop_privileges(cfg->caps_keep, step, sizeof(step));
 	if (r < 0)
 		child_fail(sync_fd, r, step);
 

@@ -56,8 +56,11 @@ struct sbx_config {
 	char *const *worker_argv; /* argv for the worker, NULL-terminated */
 	char *const *envp;        /* the sandbox environment, NULL-terminated */
 	const sigset_t *old_mask; /* the signal mask to restore before exec */
+	uint64_t caps_keep;       /* capabilities the policy keeps (mask); 0 = none */
 	const struct sbx_placeholder *placeholders; /* bound read-only in the workspace */
 	size_t n_placeholders;
+	char *const *hidden;      /* workspace-relative paths masked (filesystem.hide, expanded) */
+	size_t n_hidden;
 };
 
 /* Inside the sandbox */
@@ -121,5 +124,15 @@ int sbx_net_lo_up(void);
 /* mount.c: builds the sandbox filesystem and pivots into it. Returns 0 or -errno with step set. */
 int sbx_mount_setup(const struct sbx_config *cfg, char *step, size_t step_len);
 
-/* caps.c: locks securebits, drops every capability set and sets no_new_privs. Returns 0 or -errno. */
-int sbx_drop_privileges(char *step, size_t step_len);
+/*
+ * caps.c: locks securebits, reduces every capability set (effective, permitted, inheritable,
+ * bounding, ambient) to exactly keep (a mask of CAP_* bits; 0 = none), verifies them by
+ * reading them back, and sets no_new_privs. Returns 0 or -errno with step set.
+ */
+int sbx_drop_privileges(uint64_t keep, char *step, size_t step_len);
+
+/*
+ * Maps capability names (lower case, without CAP_) to a mask. Returns 0, or -EINVAL for a name
+ * this system does not know (*out untouched).
+ */
+int sbx_caps_mask(char *const *names, size_t n, uint64_t *out);

@@ -57,8 +57,7 @@ static int fail(struct sup_identity *out, const char *what)
 	return -EPERM;
 }
 
-int sup_check_identity(pid_t pid, bool init_userns, uint32_t host_uid, uint32_t host_gid,
-		       uint32_t inside_uid, uint32_t inside_gid, const struct wire_identity *claimed,
+int sup_check_identity(pid_t pid, const struct sup_expect *want, const struct wire_identity *claimed,
 		       struct sup_identity *out)
 {
 	memset(out, 0, sizeof(*out));
@@ -84,27 +83,33 @@ int sup_check_identity(pid_t pid, bool init_userns, uint32_t host_uid, uint32_t 
 
 	const struct wire_identity *k = &out->kernel;
 	for (int i = 0; i < 4; i++) {
-		if ((init_userns && k->uid[i] == 0) || k->uid[i] != host_uid)
+		if ((want->init_userns && k->uid[i] == 0) || k->uid[i] != want->host_uid)
 			(void)fail(out, "uid is not the sandbox's host uid");
-		if ((init_userns && k->gid[i] == 0) || k->gid[i] != host_gid)
+		if ((want->init_userns && k->gid[i] == 0) || k->gid[i] != want->host_gid)
 			(void)fail(out, "gid is not the sandbox's host gid");
 	}
-	if (k->cap_inh || k->cap_prm || k->cap_eff || k->cap_bnd || k->cap_amb)
-		(void)fail(out, "a capability set is not empty");
+	if (k->cap_inh != want->caps || k->cap_prm != want->caps || k->cap_eff != want->caps ||
+	    k->cap_bnd != want->caps || k->cap_amb != want->caps)
+		(void)fail(out, want->caps ? "a capability set differs from the policy's keep list"
+					   : "a capability set is not empty");
 	if (k->no_new_privs != 1)
 		(void)fail(out, "no_new_privs is not set");
 	if (k->seccomp != 2 || k->seccomp_filters < 1)
 		(void)fail(out, "no seccomp filter is installed");
 	if (out->nspid_depth < 2)
 		(void)fail(out, "the pid namespace is not nested");
-	for (int i = 0; i < SUP_N_NS; i++)
-		if (out->ns_self[i] == out->ns_worker[i])
+	for (int i = 0; i < SUP_N_NS; i++) {
+		bool separate = out->ns_self[i] != out->ns_worker[i];
+		if (want->ns_new[i] && !separate)
 			(void)fail(out, "a namespace is shared with the supervisor");
+		if (!want->ns_new[i] && separate)
+			(void)fail(out, "a namespace the policy shares is not the supervisor's");
+	}
 
 	/* The claim, from inside: same facts, inside ids, pid 1. */
 	if (claimed) {
 		for (int i = 0; i < 4; i++)
-			if (claimed->uid[i] != inside_uid || claimed->gid[i] != inside_gid)
+			if (claimed->uid[i] != want->inside_uid || claimed->gid[i] != want->inside_gid)
 				(void)fail(out, "claimed ids differ from the kernel's");
 		if (claimed->pid != 1 || claimed->cap_inh != k->cap_inh ||
 		    claimed->cap_prm != k->cap_prm || claimed->cap_eff != k->cap_eff ||

@@ -27,16 +27,25 @@ struct sup_identity {
 /* Namespace names, in the order of the ns_* arrays. */
 extern const char *const sup_ns_names[SUP_N_NS];
 
+/* What the policy requires the kernel to show. */
+struct sup_expect {
+	bool init_userns;         /* the supervisor runs in the initial user namespace */
+	uint32_t host_uid, host_gid;
+	uint32_t inside_uid, inside_gid;
+	uint64_t caps;            /* the capability mask every set must equal (0 by default) */
+	bool ns_new[SUP_N_NS];    /* per sup_ns_names[]: a new namespace (else shared with us) */
+};
+
 /*
- * Reads the worker's kernel identity through pidfd/pid and checks it: uids and gids are the
- * expected host ids (and, when the supervisor is in the initial user namespace, never 0; in a
- * nested one, 0 is the namespace's own root, an unprivileged host user), every capability set
- * is empty, NoNewPrivs 1, Seccomp 2 with at
- * least one filter, a nested pid namespace, and every namespace differs from ours. Then it
- * compares the worker's claim (inside view). Fills *out in every case. Returns 0 when the
+ * Reads the worker's kernel identity from /proc/<pid> and checks it against *want: uids and
+ * gids are the expected host ids (and, when the supervisor is in the initial user namespace,
+ * never 0; in a nested one, 0 is the namespace's own root, an unprivileged host user); every
+ * capability set equals want->caps (empty by default); NoNewPrivs 1; Seccomp 2 with at least
+ * one filter; a nested pid namespace; each namespace differs from ours where the policy asks
+ * for a new one and is ours where the policy shares it. Then it compares the worker's claim
+ * (inside view), when claimed is not NULL. Fills *out in every case. Returns 0 when the
  * identity holds, -EPERM when a check failed (out->failure says which), or -errno when the
  * evidence could not be read.
  */
-int sup_check_identity(pid_t pid, bool init_userns, uint32_t host_uid, uint32_t host_gid,
-		       uint32_t inside_uid, uint32_t inside_gid, const struct wire_identity *claimed,
+int sup_check_identity(pid_t pid, const struct sup_expect *want, const struct wire_identity *claimed,
 		       struct sup_identity *out);

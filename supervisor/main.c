@@ -33,6 +33,7 @@ static const char usage_main[] =
 	"  policy show default              print the embedded default policy\n"
 	"  policy check FILE                validate a policy file\n"
 	"  policy seccomp [FILE]            print the compiled seccomp filter (PFC)\n"
+	"  doctor [--json]                  check that this host can isolate\n"
 	"\n"
 	"Options:\n"
 	"  -h, --help      show this help (also: warden COMMAND --help)\n"
@@ -196,6 +197,10 @@ int sup_cmd_policy(int argc, char **argv)
 		struct sbx_seccomp_prog prog = { 0 };
 		r = sbx_seccomp_build(pol, &prog);
 		sbx_seccomp_prog_done(&prog);
+		if (r == -EINVAL && *sbx_seccomp_last_error()) {
+			log_error("%s: %s", argv[2], sbx_seccomp_last_error());
+			return EXIT_BAD_INPUT;
+		}
 		if (r < 0) {
 			log_errno(r, "%s: the seccomp section does not compile", argv[2]);
 			return EXIT_BAD_INPUT;
@@ -213,6 +218,10 @@ int sup_cmd_policy(int argc, char **argv)
 			return policy_print_error(path, r, &diag);
 		(void)fflush(stdout);
 		r = sbx_seccomp_export_pfc(pol, STDOUT_FILENO);
+		if (r == -EINVAL && *sbx_seccomp_last_error()) {
+			log_error("%s: %s", path ? path : "default", sbx_seccomp_last_error());
+			return EXIT_BAD_INPUT;
+		}
 		if (r < 0) {
 			log_errno(r, "compile the seccomp filter");
 			return r == -EINVAL ? EXIT_BAD_INPUT : 1;
@@ -242,6 +251,8 @@ int main(int argc, char **argv)
 		return sup_cmd_run(argc - 1, argv + 1);
 	if (strcmp(cmd, "policy") == 0)
 		return sup_cmd_policy(argc - 1, argv + 1);
+	if (strcmp(cmd, "doctor") == 0)
+		return sup_cmd_doctor(argc - 1, argv + 1);
 	log_error("unknown command '%s' (see 'warden --help')", cmd);
 	return SUP_EXIT_SETUP;
 }

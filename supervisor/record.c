@@ -155,14 +155,14 @@ static cJSON *record_json(const struct sup_run_opts *opts, const struct sup_run_
 	     add_num(sb, "host_uid", res->host_uid) && add_num(sb, "host_gid", res->host_gid) &&
 	     add_num(sb, "cgroup_version", res->cg_version) &&
 	     cJSON_AddBoolToObject(sb, "cgroup_emptied", res->cg_emptied) &&
-	     add_num(sb, "placeholders", (double)res->placeholders);
+	     add_num(sb, "placeholders", (double)res->placeholders) &&
+	     add_num(sb, "hidden", (double)res->hidden) &&
+	     cJSON_AddStringToObject(sb, "capabilities_kept", res->caps_kept);
 
 	cJSON *weak = ok ? cJSON_AddArrayToObject(root, "weakenings") : NULL;
 	ok = ok && weak;
-	if (ok && (res->unsafe & POL_UNSAFE_NO_CGROUP) && res->cg_version == 0)
-		ok = cJSON_AddItemToArray(weak, cJSON_CreateString("no-cgroup"));
-	if (ok && (res->unsafe & POL_UNSAFE_IO_URING))
-		ok = cJSON_AddItemToArray(weak, cJSON_CreateString("io_uring"));
+	for (size_t i = 0; ok && i < ELEMENTSOF(res->weakenings) && res->weakenings[i]; i++)
+		ok = cJSON_AddItemToArray(weak, cJSON_CreateString(res->weakenings[i]));
 
 	if (ok && res->identity.checked) {
 		cJSON *id = identity_json(&res->identity);

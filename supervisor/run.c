@@ -31,6 +31,7 @@
 #include "channel.h"
 #include "cleanup.h"
 #include "config.h"
+#include "hide.h"
 #include "log.h"
 #include "policy.h"
 #include "run.h"
@@ -73,6 +74,9 @@ struct run_state {
 	int id_lock_fd;
 	int id_dir_fd;
 	uint32_t host_id;
+	uint64_t caps_mask;
+	char **hidden;
+	size_t n_hidden;
 	int chan[2];   /* [0] supervisor, [1] worker */
 	int sync[2];   /* [0] supervisor, [1] child */
 	int pidfd;
@@ -178,6 +182,7 @@ static void run_state_done(struct run_state *st, struct sup_run_result *res)
 	close_fd(&st->timerfd);
 	if (st->mask_set)
 		(void)sigprocmask(SIG_SETMASK, &st->old_mask, NULL);
+	sup_hide_free(st->hidden);
 	strv_free(st->envp);
 	strv_free(st->worker_argv);
 	st->pol = pol_free(st->pol);
@@ -264,8 +269,7 @@ static int allocate_host_id(const struct pol_policy *pol, int *out_dir, int *out
 	return -EUSERS;
 }
 
-/* True when we run in the initial user namespace (our uid_map is the identity map). */
-static bool in_init_userns(void)
+bool sup_in_init_userns(void)
 {
 	char buf[128] = "";
 	_cleanup_fclose_ FILE *f = fopen("/proc/self/uid_map", "re");
@@ -275,11 +279,7 @@ static bool in_init_userns(void)
 	return sscanf(buf, "%u %u %u", &a, &b, &c) == 3 && a == 0 && b == 0 && c == UINT32_MAX;
 }
 
-/*
- * Privilege is a fact about our capabilities in the initial user namespace, decided here
- * once. It is never inferred from the effective uid.
- */
-static bool decide_privileged(bool init_userns)
+bool sup_decide_privileged(bool init_userns)
 {
 	if (!init_userns)
 		return false;
@@ -520,6 +520,44 @@ static void classify(struct sup_run_result *res)
 	}
 }
 
+/* Lists every weakening the run actually has, for the record. */
+static void note_weakenings(const struct pol_policy *pol, struct sup_run_result *res)
+{
+	static const struct {
+		uint32_t bit;
+		const char *name;
+	} unsafe_names[] = {
+		{ POL_UNSAFE_IO_URING, "io_uring" },
+		{ POL_UNSAFE_BIND_HOST_ROOT, "bind-host-root" },
+		{ POL_UNSAFE_BIND_SOCKET, "bind-container-socket" },
+		{ POL_UNSAFE_BIND_KERNEL_FS, "bind-kernel-fs" },
+	};
+	static const char *const shared[POL_NS_N] = {
+		[POL_NS_NET] = "share-net", [POL_NS_UTS] = "share-uts",
+		[POL_NS_IPC] = "share-ipc", [POL_NS_CGROUP] = "share-cgroup",
+	};
+	size_t n = 0;
+	if ((pol->unsafe & POL_UNSAFE_NO_CGROUP) && res->cg_version == 0)
+		res->weakenings[n++] = "no-cgroup";
+	for (size_t i = 0; i < ELEMENTSOF(unsafe_names); i++)
+		if (pol->unsafe & unsafe_names[i].bit)
+			res->weakenings[n++] = unsafe_names[i].name;
+	for (int i = 0; i < POL_NS_N; i++)
+		if (!pol->namespaces[i] && shared[i])
+			res->weakenings[n++] = shared[i];
+	if (pol->n_caps_keep)
+		res->weakenings[n++] = "keep-capabilities";
+	res->weakenings[n] = NULL;
+	size_t off = 0;
+	for (size_t i = 0; i < pol->n_caps_keep && off < sizeof(res->caps_kept); i++) {
+		int k = snprintf(res->caps_kept + off, sizeof(res->caps_kept) - off, "%s%s",
+				 i ? "," : "", pol->caps_keep[i]);
+		if (k < 0)
+			break;
+		off += (size_t)k;
+	}
+}
+
 static int resolve_worker(char *out, size_t len)
 {
 #ifdef WARDEN_TEST_HOOKS
@@ -579,8 +617,8 @@ static int prepare(struct run_state *st, const struct sup_run_opts *opts,
 
 	if (getuid() != geteuid() || getgid() != getegid())
 		return setup_failed(res, 0, "warden must not be installed set-uid or set-gid");
-	res->init_userns = in_init_userns();
-	res->privileged = decide_privileged(res->init_userns);
+	res->init_userns = sup_in_init_userns();
+	res->privileged = sup_decide_privileged(res->init_userns);
 	log_debug("policy %s (%s); %s mode", res->policy_source, res->policy_digest,
 		  res->privileged ? "privileged" : "unprivileged");
 
@@ -621,6 +659,12 @@ static int prepare(struct run_state *st, const struct sup_run_opts *opts,
 	if (r < 0)
 		return setup_failed(res, r, "protect workspace paths");
 	res->placeholders = st->n_placeholders;
+	r = sup_hide_expand(st->workspace_fd, st->pol->hide, st->pol->n_hide, &st->hidden,
+			    &st->n_hidden);
+	if (r < 0)
+		return setup_failed(res, r, "expand filesystem.hide in the workspace%s",
+				    r == -E2BIG ? " (too many entries to walk or to hide)" : "");
+	res->hidden = st->n_hidden;
 	if (res->privileged) {
 		r = sbx_idmap_workspace(st->workspace_fd, ws_st.st_uid, ws_st.st_gid, res->host_uid,
 					res->host_gid);
@@ -645,11 +689,18 @@ static int prepare(struct run_state *st, const struct sup_run_opts *opts,
 			 what, strerror(-r));
 	}
 	res->cg_version = st->cg.version;
+	note_weakenings(st->pol, res);
 	if (st->cg.version)
 		log_debug("cgroup v%d %s", st->cg.version, st->cg.path[0]);
 
+	r = sbx_caps_mask(st->pol->caps_keep, st->pol->n_caps_keep, &st->caps_mask);
+	if (r < 0)
+		return setup_failed(res, r, "capabilities.keep names a capability this system lacks");
+
 	/* seccomp: compiled here once, only installed in the child. */
 	r = sbx_seccomp_build(st->pol, &st->seccomp);
+	if (r == -EINVAL && *sbx_seccomp_last_error())
+		return setup_failed(res, 0, "%s: %s", res->policy_source, sbx_seccomp_last_error());
 	if (r < 0)
 		return setup_failed(res, r, "compile the seccomp filter");
 
@@ -703,6 +754,9 @@ static int spawn_and_attest(struct run_state *st, struct sup_run_result *res)
 		.worker_argv = st->worker_argv,
 		.envp = st->envp,
 		.old_mask = &st->old_mask,
+		.caps_keep = st->caps_mask,
+		.hidden = st->hidden,
+		.n_hidden = st->n_hidden,
 		.placeholders = st->placeholders,
 		.n_placeholders = st->n_placeholders,
 	};
@@ -739,6 +793,7 @@ static int spawn_and_attest(struct run_state *st, struct sup_run_result *res)
 	r = sup_channel_start(&st->chan_state, st->chan[0]);
 	if (r < 0)
 		return setup_failed(res, r, "start the worker channel");
+	st->chan_state.peer_pid = (int)st->pid;
 	return 0;
 }
 
@@ -773,8 +828,18 @@ static int supervise(struct run_state *st, struct sup_run_result *res)
 	end = event_loop(st, SUP_CHAN_ATTESTED, mono_ms() + HANDSHAKE_TIMEOUT_MS, &sig);
 	if (end != END_STAGE)
 		goto ended;
-	int r = sup_check_identity(st->pid, res->init_userns, res->host_uid, res->host_gid, st->pol->uid,
-				   st->pol->gid, &st->chan_state.claimed, &res->identity);
+	struct sup_expect want = {
+		.init_userns = res->init_userns,
+		.host_uid = res->host_uid,
+		.host_gid = res->host_gid,
+		.inside_uid = st->pol->uid,
+		.inside_gid = st->pol->gid,
+		.caps = st->caps_mask,
+	};
+	/* sup_ns_names order: user pid mnt net uts ipc cgroup, as enum pol_ns */
+	for (int i = 0; i < SUP_N_NS; i++)
+		want.ns_new[i] = st->pol->namespaces[i];
+	int r = sup_check_identity(st->pid, &want, &st->chan_state.claimed, &res->identity);
 	if (r < 0) {
 		res->reason = SUP_REASON_ATTESTATION_FAILED;
 		res->exit_code = SUP_EXIT_VIOLATION;
@@ -796,6 +861,10 @@ static int supervise(struct run_state *st, struct sup_run_result *res)
 		return setup_failed(res, r, "send GO to the worker");
 
 	end = event_loop(st, SUP_CHAN_DONE, 0, &sig);
+	if (end == END_STAGE && st->chan_state.state == SUP_CHAN_FAILED)
+		return setup_failed(res, -(int)st->chan_state.error_code,
+				    "the worker could not start the command: '%s'",
+				    st->chan_state.error_what);
 	if (end == END_STAGE) {
 		/* EXITED arrived: the worker exits next, taking the namespace with it. */
 		end = event_loop(st, -1, mono_ms() + WORKER_EXIT_TIMEOUT_MS, &sig);

@@ -71,11 +71,13 @@ struct sup_run_result {
 	char policy_source[256];
 	char policy_digest[72];        /* "sha256:" + 64 hex */
 	uint32_t unsafe;               /* the policy's opted-in weakenings */
-	char **weakenings;             /* recorded weakenings actually taken, NULL-terminated */
+	const char *weakenings[16];    /* weakenings in effect (static names), NULL-terminated */
+	char caps_kept[256];           /* the policy's kept capabilities, comma-separated */
 
 	struct timespec started_real, ended_real;
 	uint64_t duration_ms;          /* from the monotonic clock */
 	uint64_t placeholders;         /* protected paths covered by a placeholder */
+	uint64_t hidden;               /* workspace paths masked by filesystem.hide */
 };
 
 /* Runs opts->argv in a sandbox. Always fills *res; returns the exit code to use. */

@@ -4,6 +4,7 @@
  */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "policy.h"
@@ -17,5 +18,15 @@
 int sup_load_policy(const char *path, struct pol_policy **out, char **out_text,
 		    size_t *out_len, struct pol_diag *diag);
 
+/* True when warden runs in the initial user namespace (its uid_map is the identity map). */
+bool sup_in_init_userns(void);
+
+/*
+ * Privilege is a fact about our capabilities (CAP_SYS_ADMIN, CAP_SETUID, CAP_SETGID
+ * effective) in the initial user namespace, decided once. Never inferred from the euid.
+ */
+bool sup_decide_privileged(bool init_userns);
+
 int sup_cmd_run(int argc, char **argv);
+int sup_cmd_doctor(int argc, char **argv);
 int sup_cmd_policy(int argc, char **argv);

@@ -1,0 +1,221 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `warden doctor [--json]`: can this host give the isolation the default policy needs? Each
+ * check says ok or what is missing and what to do about it. Nothing is degraded silently.
+ */
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+#include "config.h"
+#include "host.h"
+#include "log.h"
+#include "policy.h"
+#include "supervisor.h"
+
+DEFINE_CLEANUP(cJSON *, cJSON_Delete)
+DEFINE_CLEANUP(struct pol_policy *, pol_free)
+
+enum status { ST_OK, ST_MISSING, ST_INFO };
+
+struct check {
+	const char *id;
+	enum status status;
+	bool required;
+	char detail[200];
+	const char *remedy;
+};
+
+static const char usage[] =
+	"Usage: warden doctor [--json]\n"
+	"\n"
+	"Checks whether this host can give the isolation that warden's default policy needs,\n"
+	"by trying each mechanism: user namespaces (as root and as an unprivileged user,\n"
+	"including Ubuntu's AppArmor restriction), cgroups, seccomp filters, openat2,\n"
+	"close_range, pidfd, clone3, the new mount API and idmapped mounts; it also reports the\n"
+	"Landlock ABI. For every missing piece it says what to do.\n"
+	"\n"
+	"Exit status: 0 every required check passed; 1 one failed; 2 bad usage.\n";
+
+static void set(struct check *c, const char *id, bool required, int r, const char *remedy,
+		const char *ok_detail)
+{
+	c->id = id;
+	c->required = required;
+	c->status = r == 0 ? ST_OK : ST_MISSING;
+	c->remedy = r == 0 ? NULL : remedy;
+	if (r == 0)
+		(void)snprintf(c->detail, sizeof(c->detail), "%s", ok_detail);
+	else
+		(void)snprintf(c->detail, sizeof(c->detail), "%s", strerror(-r));
+}
+
+int sup_cmd_doctor(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	bool json = false;
+	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			json = true;
+			break;
+		case 'h':
+			(void)fputs(usage, stdout);
+			return 0;
+		default:
+			(void)fputs(usage, stderr);
+			return 2;
+		}
+	}
+	if (optind != argc) {
+		(void)fputs(usage, stderr);
+		return 2;
+	}
+
+	size_t len;
+	const char *text = pol_default_yaml(&len);
+	_cleanup_(pol_freep) struct pol_policy *pol = NULL;
+	struct pol_diag diag;
+	if (pol_parse("<default>", text, len, &pol, &diag) < 0) {
+		log_error("the embedded default policy does not parse: %s", diag.message);
+		return 1;
+	}
+	bool init = sup_in_init_userns();
+	bool priv = sup_decide_privileged(init);
+	char cwd[4096];
+	if (!getcwd(cwd, sizeof(cwd)))
+		(void)snprintf(cwd, sizeof(cwd), "/tmp");
+
+	struct sbx_host_facts f;
+	sbx_host_probe(pol, priv, cwd, &f);
+
+	struct check checks[16];
+	size_t n = 0;
+	char buf[200];
+
+	set(&checks[n++], "userns.root", priv, priv ? f.userns_root : 0,
+	    "enable user namespaces: sysctl user.max_user_namespaces=15000",
+	    priv ? "root can map a sandbox user to an unprivileged host id"
+		 : "not probed: warden is not running with root privileges");
+	if (!priv)
+		checks[n - 1].status = ST_INFO;
+
+	const char *unpriv_remedy =
+		f.apparmor_restrict == 1
+			? "Ubuntu's AppArmor restricts unprivileged user namespaces: run warden as "
+			  "root, or 'sysctl kernel.apparmor_restrict_unprivileged_userns=0'"
+		: f.unpriv_userns_clone == 0
+			? "sysctl kernel.unprivileged_userns_clone=1, or run warden as root"
+			: "allow unprivileged user namespaces (user.max_user_namespaces > 0), or "
+			  "run warden as root";
+	set(&checks[n++], "userns.unprivileged", !priv, f.userns_unpriv, unpriv_remedy,
+	    "an unprivileged user can create a user namespace and map itself");
+	if (f.userns_unpriv < 0) {
+		(void)snprintf(buf, sizeof(buf), "%s: %s", f.userns_unpriv_step,
+			       strerror(-f.userns_unpriv));
+		(void)snprintf(checks[n - 1].detail, sizeof(checks[n - 1].detail), "%s", buf);
+	}
+
+	set(&checks[n++], "cgroup", true, f.cgroup_create,
+	    f.cgroup_version == 1
+		    ? "cgroup v1 cannot be delegated to a normal user: run warden as root, or "
+		      "accept no cgroup with 'unsafe: [no-cgroup]' in the policy (recorded)"
+		    : "run warden as root, or in a delegated cgroup v2 subtree "
+		      "(systemd-run --user --scope -p Delegate=yes ...), or opt out with "
+		      "'unsafe: [no-cgroup]' (recorded)",
+	    "");
+	if (f.cgroup_create == 0)
+		(void)snprintf(checks[n - 1].detail, sizeof(checks[n - 1].detail),
+			       "cgroup v%d: a sandbox cgroup with memory and pids limits was created "
+			       "and removed", f.cgroup_version);
+	else
+		(void)snprintf(checks[n - 1].detail, sizeof(checks[n - 1].detail),
+			       "cgroup v%d: %s: %s", f.cgroup_version, f.cgroup_step,
+			       strerror(-f.cgroup_create));
+
+	set(&checks[n++], "seccomp.filter", true, f.seccomp_filter,
+	    "a kernel built with CONFIG_SECCOMP_FILTER", "a seccomp filter can be installed");
+	set(&checks[n++], "openat2", true, f.openat2, "Linux 5.6 or later",
+	    "fd-relative resolution with RESOLVE_BENEATH");
+	set(&checks[n++], "close_range", true, f.close_range, "Linux 5.9 or later",
+	    "available");
+	set(&checks[n++], "pidfd", true, f.pidfd, "Linux 5.3 or later (pidfd_open)",
+	    "available");
+	set(&checks[n++], "clone3", false, f.clone3,
+	    "optional: warden falls back to clone with CLONE_PIDFD", "available");
+	set(&checks[n++], "mount-api", true, f.mount_api,
+	    "Linux 5.12 or later (open_tree, move_mount, fsopen, mount_setattr)", "available");
+	set(&checks[n++], "idmapped-mounts", priv, priv ? f.idmap_mounts : 0,
+	    "a filesystem that supports idmapped mounts for the workspace (ext4, xfs, btrfs, "
+	    "tmpfs on Linux 6.3+)",
+	    priv ? "the current directory's filesystem supports them"
+		 : "not needed: unprivileged runs map the sandbox user to you");
+	if (!priv)
+		checks[n - 1].status = ST_INFO;
+	checks[n].id = "landlock";
+	checks[n].required = false;
+	checks[n].status = ST_INFO;
+	checks[n].remedy = NULL;
+	if (f.landlock_abi > 0)
+		(void)snprintf(checks[n].detail, sizeof(checks[n].detail),
+			       "ABI %d (not used by warden yet)", f.landlock_abi);
+	else
+		(void)snprintf(checks[n].detail, sizeof(checks[n].detail),
+			       "unavailable: %s (not used by warden yet)", strerror(-f.landlock_abi));
+	n++;
+
+	bool all_ok = true;
+	for (size_t i = 0; i < n; i++)
+		if (checks[i].required && checks[i].status == ST_MISSING)
+			all_ok = false;
+
+	static const char *const names[] = { "ok", "missing", "info" };
+	if (json) {
+		_cleanup_(cJSON_Deletep) cJSON *root = cJSON_CreateObject();
+		cJSON *arr = root ? cJSON_AddArrayToObject(root, "checks") : NULL;
+		bool ok = arr && cJSON_AddStringToObject(root, "warden_version", WARDEN_VERSION) &&
+			  cJSON_AddStringToObject(root, "mode",
+						  priv ? "privileged" : "unprivileged") &&
+			  cJSON_AddBoolToObject(root, "ready", all_ok);
+		for (size_t i = 0; ok && i < n; i++) {
+			cJSON *o = cJSON_CreateObject();
+			ok = o && cJSON_AddItemToArray(arr, o) &&
+			     cJSON_AddStringToObject(o, "id", checks[i].id) &&
+			     cJSON_AddStringToObject(o, "status", names[checks[i].status]) &&
+			     cJSON_AddBoolToObject(o, "required", checks[i].required) &&
+			     cJSON_AddStringToObject(o, "detail", checks[i].detail) &&
+			     (checks[i].remedy
+				      ? cJSON_AddStringToObject(o, "remedy", checks[i].remedy) != NULL
+				      : cJSON_AddNullToObject(o, "remedy") != NULL);
+		}
+		_cleanup_free_ char *out = ok ? cJSON_Print(root) : NULL;
+		if (!out) {
+			log_error("out of memory");
+			return 1;
+		}
+		(void)puts(out);
+	} else {
+		(void)printf("warden %s doctor (%s mode)\n\n", WARDEN_VERSION,
+			     priv ? "privileged" : "unprivileged");
+		for (size_t i = 0; i < n; i++) {
+			(void)printf("  %-8s %-20s %s%s\n", names[checks[i].status], checks[i].id,
+				     checks[i].detail, checks[i].required ? "" : " (optional)");
+			if (checks[i].remedy && checks[i].status == ST_MISSING)
+				(void)printf("  %-8s %-20s -> %s\n", "", "", checks[i].remedy);
+		}
+		(void)printf("\n%s\n", all_ok ? "This host can run warden's default policy."
+					      : "This host cannot run warden's default policy yet.");
+	}
+	return all_ok ? 0 : 1;
+}
