@@ -100,6 +100,24 @@ int sup_channel_start(struct sup_channel *ch, int fd)
 void sup_channel_done(struct sup_channel *ch)
 {
 	ch->mac = wire_mac_free(ch->mac);
+	free(ch->probes);
+	ch->probes = NULL;
+	ch->n_probes = 0;
+}
+
+int sup_channel_send_audit(struct sup_channel *ch, uint16_t port)
+{
+	if (ch->violated || ch->state != SUP_CHAN_ATTESTED)
+		return -EPROTO;
+	uint8_t pl[2];
+	struct wire_wr w;
+	wire_wr_init(&w, pl, sizeof(pl));
+	(void)wire_put_u16(&w, port);
+	int r = send_frame(ch, WIRE_AUDIT, pl, w.len);
+	if (r < 0)
+		return r;
+	ch->state = SUP_CHAN_AUDITING;
+	return 0;
 }
 
 int sup_channel_send_go(struct sup_channel *ch)
@@ -161,13 +179,23 @@ static int on_started(struct sup_channel *ch, struct wire_rd *p)
 	return 0;
 }
 
-/* EXITED: see wire_get_exited. Permitted once, after READY or STARTED. */
+/*
+ * EXITED: see wire_get_exited. Permitted once, after READY or STARTED, or at the end of an
+ * audit (then only how 1 with code 0).
+ */
 static int on_exited(struct sup_channel *ch, struct wire_rd *p)
 {
 	struct wire_exited e;
 	int r = wire_get_exited(p, &e);
 	if (r < 0)
 		return r;
+	if (ch->state == SUP_CHAN_AUDITING) {
+		if (e.how != WIRE_EXIT_CODE || e.code != 0)
+			return -EPROTO;
+		ch->exited = e;
+		ch->have_exited = true;
+		return 0;
+	}
 	/* An exec failure comes without STARTED; a real exit only after it. */
 	bool exec_failure = e.how == WIRE_EXIT_NOT_FOUND || e.how == WIRE_EXIT_NOT_EXEC;
 	if (exec_failure == ch->have_started)
@@ -242,6 +270,30 @@ static int on_error(struct sup_channel *ch, struct wire_rd *p)
 	return 0;
 }
 
+/* PROBE: str id (1..32) | u32 err (0..4095) | str detail (<= 256). Audit only, 128 at most. */
+static int on_probe(struct sup_channel *ch, struct wire_rd *p)
+{
+	if (ch->n_probes >= WIRE_MAX_PROBES)
+		return -EPROTO;
+	if (!ch->probes) {
+		ch->probes = calloc(WIRE_MAX_PROBES, sizeof(*ch->probes));
+		if (!ch->probes)
+			return -ENOMEM;
+	}
+	char *id = NULL, *detail = NULL;
+	uint32_t err;
+	int r = wire_get_probe(p, &id, &err, &detail);
+	if (r < 0)
+		return r;
+	struct sup_probe *pr = &ch->probes[ch->n_probes++];
+	sup_escape(id, pr->id, sizeof(pr->id));
+	sup_escape(detail, pr->detail, sizeof(pr->detail));
+	pr->err = err;
+	free(id);
+	free(detail);
+	return 0;
+}
+
 /*
  * RESULT: str name | u32 score_millis (0..1000) | str detail. Evaluation grading only; no
  * state of `warden run` permits it, so here it is always a violation.
@@ -262,8 +314,11 @@ static const struct dispatch table[] = {
 	  WIRE_NONCE_LEN + 4 + 32 + 40 + 6, on_hello, SUP_CHAN_ATTESTED },
 	{ WIRE_READY, STATE_BIT(SUP_CHAN_GO_SENT), F_ONCE, 0, 0, on_ready, SUP_CHAN_READY },
 	{ WIRE_STARTED, STATE_BIT(SUP_CHAN_READY), F_ONCE, 4, 4, on_started, SUP_CHAN_RUNNING },
-	{ WIRE_EXITED, STATE_BIT(SUP_CHAN_READY) | STATE_BIT(SUP_CHAN_RUNNING), F_ONCE, 29, 29,
-	  on_exited, SUP_CHAN_DONE },
+	{ WIRE_EXITED,
+	  STATE_BIT(SUP_CHAN_READY) | STATE_BIT(SUP_CHAN_RUNNING) | STATE_BIT(SUP_CHAN_AUDITING),
+	  F_ONCE, 29, 29, on_exited, SUP_CHAN_DONE },
+	{ WIRE_PROBE, STATE_BIT(SUP_CHAN_AUDITING), 0, 4 + 1 + 4 + 4,
+	  4 + WIRE_MAX_PROBE_ID + 4 + 4 + WIRE_MAX_PROBE_TEXT, on_probe, SUP_CHAN_KEEP },
 	/* EVENT keeps the state it arrives in (next = SUP_CHAN_N_KEEP). */
 	{ WIRE_EVENT, STATE_BIT(SUP_CHAN_GO_SENT) | STATE_BIT(SUP_CHAN_READY) |
 			      STATE_BIT(SUP_CHAN_RUNNING),
@@ -296,6 +351,10 @@ const char *sup_frame_name(int type)
 		return "RESULT";
 	case WIRE_ERROR:
 		return "ERROR";
+	case WIRE_AUDIT:
+		return "AUDIT";
+	case WIRE_PROBE:
+		return "PROBE";
 	default:
 		return "unknown";
 	}
@@ -381,6 +440,7 @@ int sup_channel_recv(struct sup_channel *ch)
 	if (r < 0) {
 		const char *why = r != -EPROTO		   ? "malformed payload"
 				  : h.type == WIRE_EVENT ? "too many EVENT frames"
+				  : h.type == WIRE_PROBE ? "too many PROBE frames"
 							 : "frame content not permitted now";
 		return violation(ch, h.type, r, why);
 	}

@@ -17,8 +17,17 @@ enum sup_chan_state {
 	SUP_CHAN_GO_SENT,   /* waiting for READY */
 	SUP_CHAN_READY,     /* waiting for STARTED or EXITED */
 	SUP_CHAN_RUNNING,   /* waiting for EXITED */
+	SUP_CHAN_AUDITING,  /* AUDIT sent: PROBE frames, then EXITED (how 1, code 0) */
+	/* Terminal states come last: waiting "until DONE" ends in either. */
 	SUP_CHAN_DONE,      /* EXITED received; nothing more is permitted */
 	SUP_CHAN_FAILED,    /* ERROR received: the worker could not run the command */
+};
+
+/* One audit probe as the worker reported it (escaped text). */
+struct sup_probe {
+	char id[WIRE_MAX_PROBE_ID + 1];
+	uint32_t err;
+	char detail[WIRE_MAX_PROBE_TEXT * 4 + 1];
 };
 
 struct sup_channel {
@@ -39,6 +48,8 @@ struct sup_channel {
 	bool have_exited;
 	struct wire_exited exited;
 	unsigned n_events;             /* EVENT frames accepted, at most WIRE_MAX_EVENTS */
+	struct sup_probe *probes;      /* owned; at most WIRE_MAX_PROBES */
+	size_t n_probes;
 	bool have_error;
 	uint32_t error_code;           /* errno the worker reported in ERROR */
 	char error_what[WIRE_MAX_ERROR_TEXT * 4 + 1]; /* its text, escaped */
@@ -56,11 +67,17 @@ struct sup_channel {
  */
 int sup_channel_start(struct sup_channel *ch, int fd);
 
-/* Frees the MAC context (wiping the key). Safe to call twice. */
+/* Frees the MAC context (wiping the key) and the probes. Safe to call twice. */
 void sup_channel_done(struct sup_channel *ch);
 
 /* Sends GO. Permitted only in SUP_CHAN_ATTESTED. Returns 0 or -errno. */
 int sup_channel_send_go(struct sup_channel *ch);
+
+/*
+ * Sends AUDIT with the host loopback port the probes try to reach. Permitted only in
+ * SUP_CHAN_ATTESTED. Returns 0 or -errno.
+ */
+int sup_channel_send_audit(struct sup_channel *ch, uint16_t port);
 
 /*
  * Receives and dispatches one frame (the fd must be readable). Returns 0 when a frame was

@@ -12,6 +12,7 @@
 
 #include "cleanup.h"
 #include "config.h"
+#include "audit.h"
 #include "log.h"
 #include "run.h"
 #include "sbx-seccomp.h"
@@ -33,6 +34,7 @@ static const char usage_main[] =
 	"  policy show default              print the embedded default policy\n"
 	"  policy check FILE                validate a policy file\n"
 	"  policy seccomp [FILE]            print the compiled seccomp filter (PFC)\n"
+	"  audit [--policy FILE] [--json]   prove each guarantee with kernel evidence\n"
 	"  doctor [--json]                  check that this host can isolate\n"
 	"\n"
 	"Options:\n"
@@ -253,6 +255,8 @@ int main(int argc, char **argv)
 		return sup_cmd_policy(argc - 1, argv + 1);
 	if (strcmp(cmd, "doctor") == 0)
 		return sup_cmd_doctor(argc - 1, argv + 1);
+	if (strcmp(cmd, "audit") == 0)
+		return sup_cmd_audit(argc - 1, argv + 1);
 	log_error("unknown command '%s' (see 'warden --help')", cmd);
 	return SUP_EXIT_SETUP;
 }

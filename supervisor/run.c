@@ -31,6 +31,7 @@
 #include "channel.h"
 #include "cleanup.h"
 #include "config.h"
+#include "audit.h"
 #include "hide.h"
 #include "log.h"
 #include "policy.h"
@@ -42,6 +43,8 @@
 #define HANDSHAKE_TIMEOUT_MS 10000
 /* After EXITED, how long the worker may take to exit. */
 #define WORKER_EXIT_TIMEOUT_MS 5000
+/* How long the audit probes may take in all (each one is bounded by the worker too). */
+#define AUDIT_TIMEOUT_MS 150000
 #define HOST_ID_LOCK_DIR "/run/warden/ids"
 
 DEFINE_CLEANUP(struct pol_policy *, pol_free)
@@ -77,6 +80,7 @@ struct run_state {
 	uint64_t caps_mask;
 	char **hidden;
 	size_t n_hidden;
+	struct sup_audit *audit;
 	int chan[2];   /* [0] supervisor, [1] worker */
 	int sync[2];   /* [0] supervisor, [1] child */
 	int pidfd;
@@ -856,6 +860,26 @@ static int supervise(struct run_state *st, struct sup_run_result *res)
 	log_debug("attestation held: uid %u, no capabilities, no_new_privs, %u seccomp filter(s), "
 		  "7 namespaces separate", res->identity.kernel.uid[0],
 		  res->identity.kernel.seccomp_filters);
+	if (st->audit) {
+		/* The outside view first, while the worker waits, then the probes inside. */
+		r = sup_audit_listen(st->audit);
+		if (r < 0)
+			return setup_failed(res, r, "open the audit's host loopback listener");
+		sup_audit_outside(st->audit, st->pol, st->pid, &st->cg, res);
+		r = sup_channel_send_audit(&st->chan_state, st->audit->port);
+		if (r < 0)
+			return setup_failed(res, r, "send AUDIT to the worker");
+		end = event_loop(st, SUP_CHAN_DONE, mono_ms() + AUDIT_TIMEOUT_MS, &sig);
+		if (end == END_STAGE && st->chan_state.state == SUP_CHAN_DONE) {
+			sup_audit_inside(st->audit, st->pol, st->chan_state.probes,
+					 st->chan_state.n_probes);
+			end = event_loop(st, -1, mono_ms() + WORKER_EXIT_TIMEOUT_MS, &sig);
+			res->have_exited = true;
+			res->exited = st->chan_state.exited;
+			return 0;
+		}
+		goto ended;
+	}
 	r = sup_channel_send_go(&st->chan_state);
 	if (r < 0)
 		return setup_failed(res, r, "send GO to the worker");
@@ -902,6 +926,7 @@ int sup_run(const struct sup_run_opts *opts, struct sup_run_result *res)
 	(void)clock_gettime(CLOCK_REALTIME, &res->started_real);
 	uint64_t t0 = mono_ms();
 	run_state_init(&st);
+	st.audit = opts->audit;
 
 	int code = prepare(&st, opts, res);
 	if (code == 0)

@@ -42,7 +42,10 @@ struct sup_run_opts {
 	uint64_t timeout_ms;      /* 0: the policy's wall limit */
 	bool timeout_set;
 	char **argv;              /* the command, NULL-terminated */
+	struct sup_audit *audit;  /* non-NULL: run the audit probes instead of the command */
 };
+
+struct sup_audit;
 
 struct sup_run_result {
 	enum sup_reason reason;

@@ -459,3 +459,28 @@ int wire_get_result(struct wire_rd *r, char **out_name, uint32_t *out_score_mill
 	*out_detail = detail;
 	return 0;
 }
+
+bool wire_put_probe(struct wire_wr *w, const char *id, uint32_t err, const char *detail,
+		    size_t detail_len)
+{
+	return wire_put_str(w, id, strlen(id), WIRE_MAX_PROBE_ID) && wire_put_u32(w, err) &&
+	       wire_put_str(w, detail, detail_len, WIRE_MAX_PROBE_TEXT);
+}
+
+int wire_get_probe(struct wire_rd *r, char **out_id, uint32_t *out_err, char **out_detail)
+{
+	char *id = NULL, *detail = NULL;
+	uint32_t err;
+	if (!wire_get_str(r, WIRE_MAX_PROBE_ID, &id))
+		return -EBADMSG;
+	if (!*id || !wire_get_u32(r, &err) || err > 4095 ||
+	    !wire_get_str(r, WIRE_MAX_PROBE_TEXT, &detail) || !wire_done(r)) {
+		free(id);
+		free(detail);
+		return -EBADMSG;
+	}
+	*out_id = id;
+	*out_err = err;
+	*out_detail = detail;
+	return 0;
+}

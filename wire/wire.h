@@ -29,6 +29,9 @@
 #define WIRE_MAX_ERROR_TEXT 256u  /* ERROR text */
 #define WIRE_MAX_RESULT_NAME 128u /* RESULT name */
 #define WIRE_MAX_RESULT_TEXT 1024u /* RESULT detail */
+#define WIRE_MAX_PROBE_ID 32u     /* PROBE id */
+#define WIRE_MAX_PROBE_TEXT 256u  /* PROBE detail */
+#define WIRE_MAX_PROBES 128u      /* PROBE frames one audit session may carry */
 #define WIRE_MAX_FIELDS 64u     /* any counted list in a payload */
 
 /* The key packet: the very first packet on the channel, supervisor to worker, unframed. */
@@ -45,6 +48,7 @@ enum wire_dir {
 enum wire_type {
 	WIRE_CHALLENGE = 2, /* sup -> worker: nonce[32] */
 	WIRE_GO = 4,        /* sup -> worker: run the command; empty */
+	WIRE_AUDIT = 6,     /* sup -> worker: run the audit probes instead; u16 host port */
 	WIRE_HELLO = 3,     /* worker -> sup: nonce[32] | identity (see protocol.md) */
 	WIRE_READY = 5,     /* worker -> sup: about to exec the command; empty */
 	WIRE_STARTED = 7,   /* worker -> sup: u32 pid (inside the sandbox) */
@@ -52,6 +56,7 @@ enum wire_type {
 	WIRE_EVENT = 11,    /* worker -> sup: u8 level | str text */
 	WIRE_RESULT = 13,   /* worker -> sup: str name | u32 score_millis | str detail */
 	WIRE_ERROR = 15,    /* worker -> sup: u32 code (errno) | str what */
+	WIRE_PROBE = 17,    /* worker -> sup: str id | u32 err | str detail (audit only) */
 };
 
 /* Flags: none defined yet; any set bit is rejected. */
@@ -176,6 +181,14 @@ bool wire_put_result(struct wire_wr *w, const char *name, size_t name_len, uint3
 		     const char *detail, size_t detail_len);
 int wire_get_result(struct wire_rd *r, char **out_name, uint32_t *out_score_millis,
 		    char **out_detail);
+
+/*
+ * PROBE: what one audit probe observed inside the sandbox. err is 0 when the attempt
+ * succeeded, else its errno (1..4095); detail is the observation (a value, a list).
+ */
+bool wire_put_probe(struct wire_wr *w, const char *id, uint32_t err, const char *detail,
+		    size_t detail_len);
+int wire_get_probe(struct wire_rd *r, char **out_id, uint32_t *out_err, char **out_detail);
 
 /* The identity a worker claims in HELLO, read from its own /proc/self/status. */
 struct wire_identity {

@@ -55,9 +55,12 @@ static int send_frame(struct session *s, uint8_t type, const void *payload, size
 	return 0;
 }
 
-/* Receives one authenticated frame of the expected type; anything else is fatal. */
-static int recv_frame(struct session *s, uint8_t want_type, uint8_t *buf, size_t cap,
-		      struct wire_rd *out_payload)
+/*
+ * Receives one authenticated frame of the expected type (or of want_alt when it is not 0);
+ * anything else is fatal. *out_type (when not NULL) receives the type.
+ */
+static int recv_frame2(struct session *s, uint8_t want_type, uint8_t want_alt, uint8_t *buf,
+		       size_t cap, struct wire_rd *out_payload, uint8_t *out_type)
 {
 	ssize_t n;
 	do
@@ -73,10 +76,18 @@ static int recv_frame(struct session *s, uint8_t want_type, uint8_t *buf, size_t
 	int r = wire_open(s->mac, WIRE_DIR_TO_WORKER, s->recv_seq, buf, (size_t)n, &h, out_payload);
 	if (r < 0)
 		return r;
-	if (h.type != want_type)
+	if (h.type != want_type && (!want_alt || h.type != want_alt))
 		return -EPROTO;
 	s->recv_seq++;
+	if (out_type)
+		*out_type = h.type;
 	return 0;
+}
+
+static int recv_frame(struct session *s, uint8_t want_type, uint8_t *buf, size_t cap,
+		      struct wire_rd *out_payload)
+{
+	return recv_frame2(s, want_type, 0, buf, cap, out_payload, NULL);
 }
 
 static int receive_key(struct session *s)
@@ -118,14 +129,26 @@ static int handshake(struct session *s)
 	return send_frame(s, WIRE_HELLO, out, w.len);
 }
 
-static int wait_go(struct session *s)
+/* GO (empty) runs the command; AUDIT (u16 port) runs the probes. Returns 0 or 1 (audit). */
+static int wait_go(struct session *s, uint16_t *out_port)
 {
-	uint8_t buf[WIRE_HEADER_LEN + WIRE_MAC_LEN];
+	uint8_t buf[WIRE_HEADER_LEN + 2 + WIRE_MAC_LEN];
 	struct wire_rd payload;
-	int r = recv_frame(s, WIRE_GO, buf, sizeof(buf), &payload);
+	uint8_t type = 0;
+	int r = recv_frame2(s, WIRE_GO, WIRE_AUDIT, buf, sizeof(buf), &payload, &type);
 	if (r < 0)
 		return r;
+	if (type == WIRE_AUDIT) {
+		if (!wire_get_u16(&payload, out_port) || !wire_done(&payload))
+			return -EBADMSG;
+		return 1;
+	}
 	return wire_done(&payload) ? 0 : -EBADMSG;
+}
+
+static int send_probe(void *ctx, const uint8_t *payload, size_t len)
+{
+	return send_frame(ctx, WIRE_PROBE, payload, len);
 }
 
 _Noreturn static void exec_command(char **argv, int report_fd)
@@ -253,11 +276,21 @@ int main(int argc, char **argv)
 	if (sigfd < 0)
 		return 125;
 
+	uint16_t port = 0;
 	r = receive_key(&s);
 	if (r >= 0)
 		r = handshake(&s);
 	if (r >= 0)
-		r = wait_go(&s);
+		r = wait_go(&s, &port);
+	if (r == 1) {
+		/* Audit: probes instead of the command, then an EXITED that says "done". */
+		struct wire_exited done = { .how = WIRE_EXIT_CODE, .code = 0 };
+		r = wrk_audit(port, send_probe, &s);
+		if (r >= 0)
+			r = send_exited(&s, &done);
+		s.mac = wire_mac_free(s.mac);
+		return r < 0 ? 125 : 0;
+	}
 	if (r >= 0)
 		r = send_frame(&s, WIRE_READY, NULL, 0);
 	if (r < 0) {

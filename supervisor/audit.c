@@ -1,0 +1,676 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `warden audit`: every guarantee of docs/guarantees.md, checked on this machine for the
+ * policy given, with the evidence.
+ */
+#include <arpa/inet.h>
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "audit.h"
+#include "cleanup.h"
+#include "config.h"
+#include "log.h"
+#include "policy.h"
+#include "run.h"
+#include "supervisor.h"
+
+DEFINE_CLEANUP(cJSON *, cJSON_Delete)
+
+#define MOUNTINFO_MAX (256u * 1024u)
+
+void sup_audit_init(struct sup_audit *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->listen_fd = -1;
+}
+
+int sup_audit_listen(struct sup_audit *a)
+{
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -errno;
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	socklen_t len = sizeof(sa);
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 4) < 0 ||
+	    getsockname(fd, (struct sockaddr *)&sa, &len) < 0) {
+		int r = -errno;
+		(void)close(fd);
+		return r;
+	}
+	a->listen_fd = fd;
+	a->port = ntohs(sa.sin_port);
+	return 0;
+}
+
+__attribute__((format(printf, 5, 6))) static void row(struct sup_audit *a, const char *id,
+						      enum sup_verdict v, bool inside,
+						      const char *fmt, ...)
+{
+	if (a->n_rows >= SUP_AUDIT_MAX_ROWS)
+		return;
+	struct sup_audit_row *r = &a->rows[a->n_rows++];
+	(void)snprintf(r->id, sizeof(r->id), "%s", id);
+	r->verdict = v;
+	r->inside = inside;
+	va_list ap;
+	va_start(ap, fmt);
+	(void)vsnprintf(r->evidence, sizeof(r->evidence), fmt, ap);
+	va_end(ap);
+}
+
+static enum sup_verdict held_if(bool ok)
+{
+	return ok ? SUP_HELD : SUP_VIOLATED;
+}
+
+static int read_text(const char *path, char *buf, size_t cap)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return -errno;
+	size_t got = 0;
+	while (got + 1 < cap) {
+		ssize_t n = read(fd, buf + got, cap - 1 - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			break;
+		got += (size_t)n;
+	}
+	buf[got] = '\0';
+	return (int)got;
+}
+
+/* One mount of the sandbox, from its mountinfo line. */
+struct mnt {
+	char point[256];
+	char opts[256];
+	char fstype[64];
+	char super[256];
+};
+
+static bool find_mount(const char *info, const char *point, struct mnt *out)
+{
+	bool found = false;
+	const char *line = info;
+	while (line && *line) {
+		const char *end = strchr(line, '\n');
+		size_t len = end ? (size_t)(end - line) : strlen(line);
+		char buf[1024];
+		if (len < sizeof(buf)) {
+			memcpy(buf, line, len);
+			buf[len] = '\0';
+			struct mnt m;
+			char root[256];
+			int id, parent;
+			unsigned maj, min;
+			char *sep = strstr(buf, " - ");
+			if (sep &&
+			    sscanf(buf, "%d %d %u:%u %255s %255s %255s", &id, &parent, &maj, &min,
+				   root, m.point, m.opts) == 7 &&
+			    sscanf(sep + 3, "%63s %*s %255s", m.fstype, m.super) == 2 &&
+			    strcmp(m.point, point) == 0) {
+				*out = m; /* the last one wins: it is the mount on top */
+				found = true;
+			}
+		}
+		line = end ? end + 1 : NULL;
+	}
+	return found;
+}
+
+static bool has_opt(const char *opts, const char *opt)
+{
+	size_t n = strlen(opt);
+	for (const char *p = opts; p && *p;) {
+		if (strncmp(p, opt, n) == 0 && (p[n] == ',' || p[n] == '\0'))
+			return true;
+		p = strchr(p, ',');
+		if (p)
+			p++;
+	}
+	return false;
+}
+
+/* Counts mounts lacking nosuid (device binds in /dev keep exec off but need dev). */
+static unsigned count_without(const char *info, const char *opt, char *first, size_t first_len)
+{
+	unsigned n = 0;
+	const char *line = info;
+	first[0] = '\0';
+	while (line && *line) {
+		const char *end = strchr(line, '\n');
+		size_t len = end ? (size_t)(end - line) : strlen(line);
+		char buf[1024], point[256], opts[256];
+		if (len < sizeof(buf)) {
+			memcpy(buf, line, len);
+			buf[len] = '\0';
+			if (sscanf(buf, "%*d %*d %*u:%*u %*s %255s %255s", point, opts) == 2 &&
+			    !has_opt(opts, opt)) {
+				if (!n)
+					(void)snprintf(first, first_len, "%s", point);
+				n++;
+			}
+		}
+		line = end ? end + 1 : NULL;
+	}
+	return n;
+}
+
+static const char *const ns_ids[] = { "ns.user", "ns.pid", "ns.mount", "ns.net",
+				      "ns.uts", "ns.ipc", "ns.cgroup" };
+
+void sup_audit_outside(struct sup_audit *a, const struct pol_policy *pol, pid_t pid,
+		       const struct sbx_cgroup *cg, const struct sup_run_result *res)
+{
+	const struct sup_identity *id = &res->identity;
+	const struct wire_identity *k = &id->kernel;
+
+	/* Identity, as /proc/<pid>/status reads from outside. */
+	uint64_t want_caps = 0;
+	bool caps_ok = k->cap_inh == k->cap_eff && k->cap_prm == k->cap_eff &&
+		       k->cap_bnd == k->cap_eff && k->cap_amb == k->cap_eff;
+	if (pol->n_caps_keep)
+		row(a, "caps.none", SUP_NA, false, "the policy keeps %s (CapEff %016" PRIx64 ")",
+		    res->caps_kept, k->cap_eff);
+	else
+		row(a, "caps.none", held_if(caps_ok && k->cap_eff == want_caps), false,
+		    "CapInh/Prm/Eff/Bnd/Amb %016" PRIx64 "/%016" PRIx64 "/%016" PRIx64
+		    "/%016" PRIx64 "/%016" PRIx64, k->cap_inh, k->cap_prm, k->cap_eff, k->cap_bnd,
+		    k->cap_amb);
+	row(a, "nnp.set", held_if(k->no_new_privs == 1), false, "NoNewPrivs %u",
+	    k->no_new_privs);
+	row(a, "seccomp.filter", held_if(k->seccomp == 2 && k->seccomp_filters >= 1), false,
+	    "Seccomp %u, %u filter(s)", k->seccomp, k->seccomp_filters);
+	row(a, "user.unprivileged",
+	    held_if(k->uid[0] == res->host_uid && (!res->init_userns || k->uid[0] != 0)), false,
+	    "host uid %u gid %u (%s mode)", k->uid[0], k->gid[0],
+	    res->privileged ? "privileged" : "unprivileged");
+	row(a, "pid.nested", held_if(id->nspid_depth >= 2), false, "NSpid has %u level(s)",
+	    id->nspid_depth);
+	for (int i = 0; i < POL_NS_N; i++) {
+		bool sep = id->ns_self[i] != id->ns_worker[i];
+		if (!pol->namespaces[i])
+			row(a, ns_ids[i], SUP_NA, false,
+			    "shared by the policy (namespaces.%s: false)", sup_ns_names[i]);
+		else
+			row(a, ns_ids[i], held_if(sep), false, "inode %" PRIu64 " vs ours %" PRIu64,
+			    id->ns_worker[i], id->ns_self[i]);
+	}
+
+	/* The mount table, as the kernel shows it for the worker. */
+	char path[64];
+	_cleanup_free_ char *info = malloc(MOUNTINFO_MAX);
+	(void)snprintf(path, sizeof(path), "/proc/%d/mountinfo", (int)pid);
+	int r = info ? read_text(path, info, MOUNTINFO_MAX) : -ENOMEM;
+	if (r < 0) {
+		row(a, "fs.mount-table", SUP_VIOLATED, false, "cannot read %s: %s", path,
+		    strerror(-r));
+	} else {
+		struct mnt m;
+		bool root = find_mount(info, "/", &m);
+		row(a, "fs.root-tmpfs-readonly",
+		    held_if(root && !strcmp(m.fstype, "tmpfs") && has_opt(m.opts, "ro")), false,
+		    "/ is %s (%s)", root ? m.fstype : "missing", root ? m.opts : "-");
+		bool usr = find_mount(info, "/usr", &m);
+		row(a, "fs.usr-readonly", held_if(usr && has_opt(m.opts, "ro")), false,
+		    "/usr %s", usr ? m.opts : "not mounted");
+		bool proc = find_mount(info, "/proc", &m);
+		row(a, "proc.fresh",
+		    held_if(proc && !strcmp(m.fstype, "proc") && has_opt(m.opts, "nosuid") &&
+			    has_opt(m.opts, "nodev") && has_opt(m.opts, "noexec")),
+		    false, "/proc %s %s", proc ? m.fstype : "missing", proc ? m.opts : "-");
+		bool sys = find_mount(info, "/sys", &m);
+		row(a, "fs.sys-absent", held_if(!sys), false, "%s",
+		    sys ? "/sys is mounted" : "no /sys mount");
+		bool ws = find_mount(info, "/workspace", &m);
+		row(a, "fs.workspace", held_if(ws && has_opt(m.opts, "nosuid") &&
+					       has_opt(m.opts, "nodev")),
+		    false, "/workspace %s", ws ? m.opts : "missing");
+		char first[256];
+		unsigned n = count_without(info, "nosuid", first, sizeof(first));
+		row(a, "fs.nosuid", held_if(n == 0), false, "%u mount(s) without nosuid%s%s", n,
+		    n ? ", first " : "", first);
+	}
+
+	/* Interfaces of the worker's network namespace. */
+	char dev[4096];
+	(void)snprintf(path, sizeof(path), "/proc/%d/net/dev", (int)pid);
+	r = read_text(path, dev, sizeof(dev));
+	if (!pol->namespaces[POL_NS_NET]) {
+		row(a, "net.only-lo", SUP_NA, false, "the host network is shared by the policy");
+	} else if (r < 0) {
+		row(a, "net.only-lo", SUP_VIOLATED, false, "cannot read %s", path);
+	} else {
+		unsigned ifs = 0, lo = 0;
+		char *save = NULL;
+		/* Two header lines, then "  name: counters" per interface. */
+		for (char *line = strtok_r(dev, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+			char *colon = strchr(line, ':');
+			char name[64];
+			if (!colon || strchr(line, '|'))
+				continue;
+			*colon = '\0';
+			if (sscanf(line, " %63s", name) == 1) {
+				ifs++;
+				lo += !strcmp(name, "lo");
+			}
+		}
+		row(a, "net.only-lo", held_if(ifs == 1 && lo == 1), false,
+		    "%u interface(s), lo %s", ifs, lo ? "present" : "absent");
+	}
+
+	/* cgroup limits, read back from the cgroup itself. */
+	if (!cg->version) {
+		bool optout = pol->unsafe & POL_UNSAFE_NO_CGROUP;
+		row(a, "limits.memory", optout ? SUP_NA : SUP_VIOLATED, false, "no cgroup%s",
+		    optout ? " (unsafe: no-cgroup)" : "");
+		row(a, "limits.pids", optout ? SUP_NA : SUP_VIOLATED, false, "no cgroup%s",
+		    optout ? " (unsafe: no-cgroup)" : "");
+	} else {
+		char v[64];
+		const char *memfile = cg->version == 2 ? "memory.max" : "memory.limit_in_bytes";
+		int mfd = openat(cg->dirfd[SBX_CG_MEMORY], memfile, O_RDONLY | O_CLOEXEC);
+		ssize_t n = mfd >= 0 ? read(mfd, v, sizeof(v) - 1) : -1;
+		if (mfd >= 0)
+			(void)close(mfd);
+		v[n > 0 ? n : 0] = '\0';
+		v[strcspn(v, "\n")] = '\0';
+		unsigned long long mem = strtoull(v, NULL, 10);
+		row(a, "limits.memory", held_if(n > 0 && mem == pol->memory_bytes), false,
+		    "%s = %s (policy %" PRIu64 ")", memfile, v, pol->memory_bytes);
+		int pfd = openat(cg->dirfd[SBX_CG_PIDS], "pids.max", O_RDONLY | O_CLOEXEC);
+		n = pfd >= 0 ? read(pfd, v, sizeof(v) - 1) : -1;
+		if (pfd >= 0)
+			(void)close(pfd);
+		v[n > 0 ? n : 0] = '\0';
+		v[strcspn(v, "\n")] = '\0';
+		row(a, "limits.pids", held_if(n > 0 && strtoull(v, NULL, 10) == pol->pids), false,
+		    "pids.max = %s (policy %" PRIu64 ")", v, pol->pids);
+	}
+
+	/* rlimits, as /proc/<pid>/limits shows them. */
+	char lim[4096];
+	(void)snprintf(path, sizeof(path), "/proc/%d/limits", (int)pid);
+	r = read_text(path, lim, sizeof(lim));
+	unsigned long long nofile = 0, core = 1;
+	if (r > 0) {
+		char *p = strstr(lim, "Max open files");
+		if (p)
+			(void)sscanf(p + strlen("Max open files"), "%*s %llu", &nofile);
+		p = strstr(lim, "Max core file size");
+		if (p)
+			(void)sscanf(p + strlen("Max core file size"), "%*s %llu", &core);
+	}
+	row(a, "limits.nofile", held_if(nofile == pol->nofile), false,
+	    "Max open files %llu (policy %" PRIu64 ")", nofile, pol->nofile);
+	row(a, "limits.core", held_if(core == 0), false, "Max core file size %llu", core);
+}
+
+struct probe_rule {
+	const char *probe;
+	const char *id;
+	int want;            /* expected errno (0: see the detail check) */
+	int alt;             /* another acceptable errno, or 0 */
+};
+
+static const struct probe_rule errno_rules[] = {
+	{ "ptrace", "seccomp.ptrace", EPERM, 0 },
+	{ "process_vm_readv", "seccomp.process-vm", EPERM, 0 },
+	{ "mount", "seccomp.mount", EPERM, 0 },
+	{ "unshare-user", "seccomp.ns-unshare", EPERM, 0 },
+	{ "clone-newns", "seccomp.ns-clone", EPERM, 0 },
+	{ "setns", "seccomp.setns", EPERM, EACCES },
+	{ "chroot", "seccomp.chroot", EPERM, 0 },
+	{ "pivot_root", "seccomp.pivot-root", EPERM, 0 },
+	{ "bpf", "seccomp.bpf", EPERM, 0 },
+	{ "perf_event_open", "seccomp.perf", EPERM, 0 },
+	{ "userfaultfd", "seccomp.userfaultfd", EPERM, 0 },
+	{ "io_uring_setup", "seccomp.io-uring", EPERM, 0 },
+	{ "add_key", "seccomp.keyring", EPERM, 0 },
+	{ "kexec_load", "seccomp.kexec", EPERM, 0 },
+	{ "init_module", "seccomp.modules", EPERM, 0 },
+	{ "reboot", "seccomp.reboot", EPERM, 0 },
+	{ "swapon", "seccomp.swap", EPERM, 0 },
+	{ "acct", "seccomp.acct", EPERM, 0 },
+	{ "clock_settime", "seccomp.clock", EPERM, 0 },
+	{ "open_by_handle_at", "seccomp.file-handles", EPERM, 0 },
+	{ "mknod-chr", "seccomp.mknod", EPERM, 0 },
+	{ "clone3", "seccomp.clone3", ENOSYS, 0 },
+	{ "tiocsti", "seccomp.tty-inject", EPERM, 0 },
+	{ "socket-packet", "seccomp.socket-families", EAFNOSUPPORT, 0 },
+	{ "personality", "seccomp.personality", EPERM, 0 },
+	{ "read-root", "fs.host-hidden", ENOENT, 0 },
+	{ "read-shadow", "fs.shadow-hidden", ENOENT, 0 },
+	{ "open-sys", "fs.sys-hidden", ENOENT, 0 },
+	{ "write-usr", "fs.usr-unwritable", EROFS, 0 },
+	{ "write-root", "fs.root-unwritable", EROFS, 0 },
+	{ "write-etc-passwd", "fs.etc-unwritable", EROFS, EACCES },
+	{ "write-proc-sys", "proc.sys-readonly", EROFS, EACCES },
+	{ "dev-mem", "dev.no-mem", ENOENT, 0 },
+	{ "dev-kmsg", "dev.no-kmsg", ENOENT, 0 },
+};
+
+static const struct sup_probe *find_probe(const struct sup_probe *probes, size_t n,
+					  const char *id)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(probes[i].id, id))
+			return &probes[i];
+	return NULL;
+}
+
+static bool list_subset(const char *list, const char *const *allowed, size_t n_allowed,
+			char *bad, size_t bad_len)
+{
+	char copy[1100];
+	(void)snprintf(copy, sizeof(copy), "%s", list);
+	char *save = NULL;
+	for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		bool ok = false;
+		for (size_t i = 0; i < n_allowed && !ok; i++)
+			ok = allowed[i] && !strcmp(t, allowed[i]);
+		if (!ok) {
+			(void)snprintf(bad, bad_len, "%s", t);
+			return false;
+		}
+	}
+	return true;
+}
+
+void sup_audit_inside(struct sup_audit *a, const struct pol_policy *pol,
+		      const struct sup_probe *probes, size_t n)
+{
+	bool kill_mode = pol->seccomp_default == POL_SECCOMP_KILL;
+	for (size_t i = 0; i < ELEMENTSOF(errno_rules); i++) {
+		const struct probe_rule *pr = &errno_rules[i];
+		const struct sup_probe *p = find_probe(probes, n, pr->probe);
+		if (!p) {
+			row(a, pr->id, SUP_VIOLATED, true, "probe %s did not report", pr->probe);
+			continue;
+		}
+		if (!strcmp(pr->probe, "io_uring_setup") && (pol->unsafe & POL_UNSAFE_IO_URING)) {
+			row(a, pr->id, SUP_NA, true, "allowed by the policy (unsafe: io_uring)");
+			continue;
+		}
+		bool killed = kill_mode && p->err == ECHILD;
+		bool ok = (int)p->err == pr->want || (pr->alt && (int)p->err == pr->alt) || killed;
+		row(a, pr->id, held_if(ok), true, "%s: %s%s%s", pr->probe,
+		    p->err ? strerror((int)p->err) : "succeeded", p->detail[0] ? ", " : "",
+		    p->detail);
+	}
+
+	/* Masked /proc entries: covered by /dev/null, or absent. */
+	static const char *const masked[][2] = { { "read-kcore", "proc.kcore-masked" },
+						 { "write-sysrq", "proc.sysrq-masked" } };
+	for (size_t i = 0; i < ELEMENTSOF(masked); i++) {
+		const struct sup_probe *p = find_probe(probes, n, masked[i][0]);
+		bool ok = p && ((p->err == 0 && !strcmp(p->detail, "char 1:3")) || p->err == ENOENT);
+		row(a, masked[i][1], held_if(ok), true, "%s: %s %s", masked[i][0],
+		    p ? (p->err ? strerror((int)p->err) : "opened") : "no report",
+		    p ? p->detail : "");
+	}
+
+	const struct sup_probe *p = find_probe(probes, n, "dev-list");
+	static const char *const dev_ok[] = { "null", "zero", "full", "random", "urandom", "tty",
+					      "pts", "shm", "ptmx", "fd", "stdin", "stdout",
+					      "stderr" };
+	char bad[64] = "";
+	bool ok = p && !p->err && list_subset(p->detail, dev_ok, ELEMENTSOF(dev_ok), bad,
+					      sizeof(bad));
+	row(a, "dev.minimal", held_if(ok), true, "/dev: %s%s%s", p ? p->detail : "no report",
+	    bad[0] ? "; unexpected " : "", bad);
+
+	p = find_probe(probes, n, "interfaces");
+	if (!pol->namespaces[POL_NS_NET])
+		row(a, "net.inside-only-lo", SUP_NA, true, "the host network is shared");
+	else
+		row(a, "net.inside-only-lo", held_if(p && !p->err && !strcmp(p->detail, "lo")), true,
+		    "interfaces: %s", p ? p->detail : "no report");
+
+	p = find_probe(probes, n, "host-loopback");
+	if (!pol->namespaces[POL_NS_NET])
+		row(a, "net.no-host-loopback", SUP_NA, true, "the host network is shared");
+	else
+		row(a, "net.no-host-loopback",
+		    held_if(p && (p->err == ECONNREFUSED || p->err == ENETUNREACH)), true,
+		    "connect to the host's %s: %s", p ? p->detail : "?",
+		    p ? (p->err ? strerror((int)p->err) : "CONNECTED") : "no report");
+
+	p = find_probe(probes, n, "pids-visible");
+	unsigned long pids = p ? strtoul(p->detail, NULL, 10) : 999;
+	row(a, "pid.isolated", held_if(p && !p->err && pids <= 3), true,
+	    "%lu pid(s) visible in /proc", pids);
+	p = find_probe(probes, n, "kill-others");
+	row(a, "pid.no-signal", held_if(p && !p->err && !strncmp(p->detail, "0 ", 2)), true, "%s",
+	    p ? p->detail : "no report");
+
+	p = find_probe(probes, n, "fds");
+	row(a, "fd.none-leaked", held_if(p && !p->err && !strcmp(p->detail, "0,1,2,3")), true,
+	    "open fds %s (3 is the probe's own report pipe)", p ? p->detail : "?");
+
+	p = find_probe(probes, n, "env");
+	const char *env_ok[64];
+	size_t n_env = 0;
+	static const char *const env_defaults[] = { "PATH", "HOME", "USER", "LOGNAME", "TERM",
+						    "LANG" };
+	for (size_t i = 0; i < ELEMENTSOF(env_defaults); i++)
+		env_ok[n_env++] = env_defaults[i];
+	static char env_names[64][64];
+	for (size_t i = 0; i < pol->n_env_set && n_env < 64; i++) {
+		(void)snprintf(env_names[n_env], sizeof(env_names[0]), "%.*s",
+			       (int)strcspn(pol->env_set[i], "="), pol->env_set[i]);
+		env_ok[n_env] = env_names[n_env];
+		n_env++;
+	}
+	for (size_t i = 0; i < pol->n_env_pass && n_env < 64; i++)
+		env_ok[n_env++] = pol->env_pass[i];
+	bad[0] = '\0';
+	ok = p && !p->err && list_subset(p->detail, env_ok, n_env, bad, sizeof(bad));
+	row(a, "env.clean", held_if(ok), true, "variables %s%s%s", p ? p->detail : "?",
+	    bad[0] ? "; not from the policy: " : "", bad);
+
+	p = find_probe(probes, n, "ids");
+	char want[96];
+	(void)snprintf(want, sizeof(want), "uid=%u gid=%u nnp=1 seccomp=2", pol->uid, pol->gid);
+	row(a, "user.inside", held_if(p && !strcmp(p->detail, want)), true, "%s",
+	    p ? p->detail : "no report");
+
+	p = find_probe(probes, n, "caps");
+	row(a, "caps.inside-none",
+	    pol->n_caps_keep ? SUP_NA
+			     : held_if(p && !strcmp(p->detail, "0000000000000000 0000000000000000 "
+							       "0000000000000000 0000000000000000 "
+							       "0000000000000000")),
+	    true, "Inh Prm Eff Bnd Amb: %s", p ? p->detail : "no report");
+
+	p = find_probe(probes, n, "rlimits");
+	unsigned long long nofile = 0, fsize = 0, core = 1;
+	if (p)
+		(void)sscanf(p->detail, "nofile=%llu nproc=%*u fsize=%llu core=%llu", &nofile,
+			     &fsize, &core);
+	row(a, "limits.rlimits",
+	    held_if(p && nofile == pol->nofile && fsize == pol->fsize_bytes && core == 0), true,
+	    "%s", p ? p->detail : "no report");
+
+	p = find_probe(probes, n, "hostname");
+	if (!pol->namespaces[POL_NS_UTS])
+		row(a, "uts.hostname", SUP_NA, true, "the host's uts namespace is shared");
+	else
+		row(a, "uts.hostname", held_if(p && !strcmp(p->detail, pol->hostname)), true,
+		    "hostname %s", p ? p->detail : "?");
+}
+
+void sup_audit_finish(struct sup_audit *a, const struct sup_run_result *res)
+{
+	if (a->listen_fd >= 0) {
+		int c = accept4(a->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+		row(a, "net.host-listener-untouched", held_if(c < 0), false,
+		    "the host listener on 127.0.0.1:%u %s", a->port,
+		    c < 0 ? "saw no connection" : "ACCEPTED a connection");
+		if (c >= 0)
+			(void)close(c);
+		(void)close(a->listen_fd);
+		a->listen_fd = -1;
+	}
+	row(a, "lifetime.no-survivor", res->cg_version ? held_if(res->cg_emptied) : SUP_NA,
+	    false, "%s", res->cg_version ? (res->cg_emptied ? "the sandbox cgroup was empty "
+								"after the worker exited"
+							      : "processes remained in the cgroup")
+					 : "no cgroup to check (unsafe: no-cgroup)");
+}
+
+bool sup_audit_held(const struct sup_audit *a)
+{
+	for (size_t i = 0; i < a->n_rows; i++)
+		if (a->rows[i].verdict == SUP_VIOLATED)
+			return false;
+	return true;
+}
+
+static const char usage[] =
+	"Usage: warden audit [--policy FILE] [--workspace DIR] [--json]\n"
+	"\n"
+	"Builds the sandbox the policy describes (the embedded default without --policy) and\n"
+	"checks every guarantee in docs/guarantees.md from both sides: probes inside the sandbox\n"
+	"try what each guarantee forbids, and the supervisor reads the kernel's view from\n"
+	"outside (/proc/<pid>/status, namespace inodes, the mount table, interfaces, the cgroup,\n"
+	"rlimits). Guarantees the policy deliberately weakens are reported as n/a with the\n"
+	"reason.\n"
+	"\n"
+	"Exit status: 0 every guarantee the policy requires held; 1 one was violated; 125 the\n"
+	"sandbox could not be built (as for warden run); 2 bad usage.\n";
+
+int sup_cmd_audit(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "policy", required_argument, NULL, 'p' },
+		{ "workspace", required_argument, NULL, 'w' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct sup_run_opts opts = { 0 };
+	bool json = false;
+	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			opts.policy_path = optarg;
+			break;
+		case 'w':
+			opts.workspace = optarg;
+			break;
+		case 'j':
+			json = true;
+			break;
+		case 'h':
+			(void)fputs(usage, stdout);
+			return 0;
+		default:
+			(void)fputs(usage, stderr);
+			return 2;
+		}
+	}
+	if (optind != argc) {
+		(void)fputs(usage, stderr);
+		return 2;
+	}
+	/* The audit's sandbox gets an empty scratch workspace unless one is named. */
+	char scratch[] = "/tmp/warden-audit-XXXXXX";
+	if (!opts.workspace) {
+		if (!mkdtemp(scratch)) {
+			log_errno(-errno, "create a scratch workspace");
+			return SUP_EXIT_SETUP;
+		}
+		opts.workspace = scratch;
+	}
+	static char *argv_none[] = { (char *)"audit", NULL };
+	opts.argv = argv_none;
+	struct sup_audit *a = calloc(1, sizeof(*a));
+	if (!a) {
+		log_error("out of memory");
+		return SUP_EXIT_SETUP;
+	}
+	sup_audit_init(a);
+	opts.audit = a;
+	struct sup_run_result res;
+	int code = sup_run(&opts, &res);
+	if (opts.workspace == scratch)
+		(void)rmdir(scratch);
+	if (code != 0) {
+		if (a->listen_fd >= 0)
+			(void)close(a->listen_fd);
+		free(a);
+		return code;
+	}
+	sup_audit_finish(a, &res);
+	bool held = sup_audit_held(a);
+
+	struct utsname u;
+	if (uname(&u) < 0)
+		(void)snprintf(u.release, sizeof(u.release), "unknown");
+	static const char *const vnames[] = { "held", "violated", "n/a" };
+	if (json) {
+		_cleanup_(cJSON_Deletep) cJSON *root = cJSON_CreateObject();
+		cJSON *arr = NULL;
+		bool ok = root && cJSON_AddStringToObject(root, "warden_version", WARDEN_VERSION) &&
+			  cJSON_AddStringToObject(root, "policy", res.policy_source) &&
+			  cJSON_AddStringToObject(root, "policy_digest", res.policy_digest) &&
+			  cJSON_AddStringToObject(root, "kernel", u.release) &&
+			  cJSON_AddStringToObject(root, "mode", res.privileged ? "privileged"
+									       : "unprivileged") &&
+			  cJSON_AddBoolToObject(root, "held", held) &&
+			  (arr = cJSON_AddArrayToObject(root, "guarantees"));
+		for (size_t i = 0; ok && i < a->n_rows; i++) {
+			cJSON *o = cJSON_CreateObject();
+			ok = o && cJSON_AddItemToArray(arr, o) &&
+			     cJSON_AddStringToObject(o, "id", a->rows[i].id) &&
+			     cJSON_AddStringToObject(o, "status", vnames[a->rows[i].verdict]) &&
+			     cJSON_AddStringToObject(o, "side",
+						     a->rows[i].inside ? "inside" : "outside") &&
+			     cJSON_AddStringToObject(o, "evidence", a->rows[i].evidence);
+		}
+		_cleanup_free_ char *out = ok ? cJSON_Print(root) : NULL;
+		if (!out) {
+			free(a);
+			log_error("out of memory");
+			return 1;
+		}
+		(void)puts(out);
+	} else {
+		(void)printf("warden %s audit: policy %s (%s), kernel %s, %s mode\n\n",
+			     WARDEN_VERSION, res.policy_source, res.policy_digest, u.release,
+			     res.privileged ? "privileged" : "unprivileged");
+		(void)printf("%-28s %-9s %-8s %s\n", "GUARANTEE", "STATUS", "SIDE", "EVIDENCE");
+		for (size_t i = 0; i < a->n_rows; i++)
+			(void)printf("%-28s %-9s %-8s %s\n", a->rows[i].id,
+				     vnames[a->rows[i].verdict],
+				     a->rows[i].inside ? "inside" : "outside", a->rows[i].evidence);
+		size_t nh = 0, nv = 0, nn = 0;
+		for (size_t i = 0; i < a->n_rows; i++) {
+			nh += a->rows[i].verdict == SUP_HELD;
+			nv += a->rows[i].verdict == SUP_VIOLATED;
+			nn += a->rows[i].verdict == SUP_NA;
+		}
+		(void)printf("\n%zu held, %zu violated, %zu not applicable\n", nh, nv, nn);
+	}
+	free(a);
+	return held ? 0 : 1;
+}
