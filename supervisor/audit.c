@@ -248,6 +248,8 @@ void sup_audit_outside(struct sup_audit *a, const struct pol_policy *pol, pid_t 
 		    n ? ", first " : "", first);
 	}
 
+	a->net_shared = !pol->namespaces[POL_NS_NET];
+
 	/* Interfaces of the worker's network namespace. */
 	char dev[4096];
 	(void)snprintf(path, sizeof(path), "/proc/%d/net/dev", (int)pid);
@@ -520,9 +522,10 @@ void sup_audit_finish(struct sup_audit *a, const struct sup_run_result *res)
 {
 	if (a->listen_fd >= 0) {
 		int c = accept4(a->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
-		row(a, "net.host-listener-untouched", held_if(c < 0), false,
-		    "the host listener on 127.0.0.1:%u %s", a->port,
-		    c < 0 ? "saw no connection" : "ACCEPTED a connection");
+		row(a, "net.host-listener-untouched", a->net_shared ? SUP_NA : held_if(c < 0), false,
+		    "the host listener on 127.0.0.1:%u %s%s", a->port,
+		    c < 0 ? "saw no connection" : "ACCEPTED a connection",
+		    a->net_shared ? " (the host network is shared by the policy)" : "");
 		if (c >= 0)
 			(void)close(c);
 		(void)close(a->listen_fd);

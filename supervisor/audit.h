@@ -36,6 +36,7 @@ struct sup_audit {
 	size_t n_rows;
 	int listen_fd;         /* host 127.0.0.1 listener the probes must not reach; -1 */
 	uint16_t port;
+	bool net_shared;       /* the policy shares the host network */
 };
 
 /* Empty audit, no listener yet. */

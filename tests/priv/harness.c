@@ -336,7 +336,7 @@ static int build_argv(const struct th_opts *o, const char *const *cmd, struct ar
 	if (r >= 0)
 		r = argv_add(a, th_warden());
 	if (r >= 0)
-		r = argv_add(a, "run");
+		r = argv_add(a, o->subcommand ? o->subcommand : "run");
 	const char *opts[][2] = {
 		{ "--workspace", o->workspace },
 		{ "--policy", o->policy },
@@ -350,7 +350,7 @@ static int build_argv(const struct th_opts *o, const char *const *cmd, struct ar
 		if (r >= 0)
 			r = argv_add(a, opts[i][1]);
 	}
-	if (r >= 0)
+	if (r >= 0 && !o->subcommand)
 		r = argv_add(a, "--");
 	for (size_t i = 0; cmd[i] && r >= 0; i++)
 		r = argv_add(a, cmd[i]);

@@ -98,6 +98,8 @@ struct th_opts {
 	uid_t uid;
 	gid_t gid;
 	bool direct;                 /* control run: no warden; TH_PROBE is run as $PROBE */
+	const char *subcommand;      /* NULL: "run"; else e.g. "audit": warden SUB [options] cmd...
+					(the cmd words are plain arguments, no "--") */
 	unsigned hard_timeout_ms;    /* 0: TH_HARD_TIMEOUT_MS */
 };
 

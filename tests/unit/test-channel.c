@@ -496,7 +496,8 @@ static void test_reordered_frame(void **state)
 /* Every type the supervisor does not accept from a worker, sent authentic at seq 0. */
 static void test_unknown_type(void **state)
 {
-	static const uint8_t types[] = { 0, 1, WIRE_CHALLENGE, WIRE_GO, 6, 8, 17, 0x83, 0xff };
+	static const uint8_t types[] = { 0, 1, WIRE_CHALLENGE, WIRE_GO, WIRE_AUDIT, 8, 19, 0x83,
+					 0xff };
 	for (size_t i = 0; i < sizeof(types); i++) {
 		struct fixture *f = *state;
 		wrk_send(f, types[i], NULL, 0);
@@ -598,6 +599,90 @@ static void test_error_bad_code(void **state)
 	uint8_t err[] = { 0, 0, 0x10, 0, 0, 0, 0, 0 };
 	wrk_send(f, WIRE_ERROR, err, sizeof(err));
 	assert_violation(f, sup_channel_recv(&f->ch), -EBADMSG, WIRE_ERROR, REASON_PAYLOAD);
+}
+
+/* Audit: PROBE frames are collected (escaped), then EXITED(code 0) ends the session. */
+static void test_audit_session(void **state)
+{
+	struct fixture *f = *state;
+	drive_to(f, SUP_CHAN_ATTESTED);
+	assert_int_equal(sup_channel_send_audit(&f->ch, 4242), 0);
+	assert_int_equal(f->ch.state, SUP_CHAN_AUDITING);
+	assert_int_equal(sup_channel_send_go(&f->ch), -EPROTO);
+	/* the worker side reads AUDIT and its port */
+	uint8_t buf[WIRE_MAX_FRAME];
+	ssize_t n = recv(f->wrk_fd, buf, sizeof(buf), 0);
+	assert_true(n > 0);
+	struct wire_hdr h;
+	struct wire_rd p;
+	assert_int_equal(wire_open(f->mac, WIRE_DIR_TO_WORKER, f->recv_seq, buf, (size_t)n, &h, &p), 0);
+	uint16_t port = 0;
+	assert_int_equal(h.type, WIRE_AUDIT);
+	assert_true(wire_get_u16(&p, &port) && wire_done(&p));
+	assert_int_equal(port, 4242);
+
+	uint8_t pl[64];
+	struct wire_wr w;
+	wire_wr_init(&w, pl, sizeof(pl));
+	assert_true(wire_put_probe(&w, "ptrace", EPERM, "x\ty", 3));
+	wrk_send(f, WIRE_PROBE, pl, w.len);
+	assert_int_equal(sup_channel_recv(&f->ch), 0);
+	assert_int_equal(f->ch.n_probes, 1);
+	assert_string_equal(f->ch.probes[0].id, "ptrace");
+	assert_int_equal(f->ch.probes[0].err, EPERM);
+	assert_string_equal(f->ch.probes[0].detail, "x\\x09y");
+
+	struct wire_exited e = { .how = WIRE_EXIT_CODE, .code = 0 };
+	wire_wr_init(&w, pl, sizeof(pl));
+	assert_true(wire_put_exited(&w, &e));
+	wrk_send(f, WIRE_EXITED, pl, w.len);
+	assert_int_equal(sup_channel_recv(&f->ch), 0);
+	assert_int_equal(f->ch.state, SUP_CHAN_DONE);
+}
+
+/* An audit that ends with anything but EXITED(code 0), or too many PROBEs: violations. */
+static void test_audit_violations(void **state)
+{
+	struct fixture *f = *state;
+	drive_to(f, SUP_CHAN_ATTESTED);
+	assert_int_equal(sup_channel_send_audit(&f->ch, 1), 0);
+	uint8_t pl[64];
+	struct wire_wr w;
+	wire_wr_init(&w, pl, sizeof(pl));
+	assert_true(wire_put_probe(&w, "p", 0, "", 0));
+	for (unsigned i = 0; i < WIRE_MAX_PROBES; i++) {
+		wrk_send(f, WIRE_PROBE, pl, w.len);
+		assert_int_equal(sup_channel_recv(&f->ch), 0);
+	}
+	wrk_send(f, WIRE_PROBE, pl, w.len);
+	assert_violation(f, sup_channel_recv(&f->ch), -EPROTO, WIRE_PROBE, "too many PROBE frames");
+}
+
+static void test_audit_exit_code(void **state)
+{
+	struct fixture *f = *state;
+	drive_to(f, SUP_CHAN_ATTESTED);
+	assert_int_equal(sup_channel_send_audit(&f->ch, 1), 0);
+	struct wire_exited e = { .how = WIRE_EXIT_CODE, .code = 3 };
+	uint8_t pl[64];
+	struct wire_wr w;
+	wire_wr_init(&w, pl, sizeof(pl));
+	assert_true(wire_put_exited(&w, &e));
+	wrk_send(f, WIRE_EXITED, pl, w.len);
+	assert_violation(f, sup_channel_recv(&f->ch), -EPROTO, WIRE_EXITED, REASON_CONTENT);
+}
+
+/* PROBE outside an audit: not permitted. */
+static void test_probe_in_run(void **state)
+{
+	struct fixture *f = *state;
+	drive_to(f, SUP_CHAN_RUNNING);
+	uint8_t pl[64];
+	struct wire_wr w;
+	wire_wr_init(&w, pl, sizeof(pl));
+	assert_true(wire_put_probe(&w, "p", 0, "", 0));
+	wrk_send(f, WIRE_PROBE, pl, w.len);
+	assert_violation(f, sup_channel_recv(&f->ch), -EPROTO, WIRE_PROBE, REASON_STATE);
 }
 
 /* RESULT is never permitted during a run, even well-formed. */
@@ -876,6 +961,10 @@ int main(void)
 		CHAN_TEST(test_error_after_go),
 		CHAN_TEST(test_error_bad_code),
 		CHAN_TEST(test_result_in_run),
+		CHAN_TEST(test_audit_session),
+		CHAN_TEST(test_audit_violations),
+		CHAN_TEST(test_audit_exit_code),
+		CHAN_TEST(test_probe_in_run),
 		CASE_TEST("READY before GO", test_not_permitted_in_state, ready_before_go),
 		CASE_TEST("READY before HELLO", test_not_permitted_in_state, ready_before_hello),
 		CASE_TEST("HELLO twice", test_not_permitted_in_state, hello_twice),
