@@ -19,6 +19,7 @@
 
 #include "cgroup.h"
 #include "cleanup.h"
+#include "io-util.h"
 #include "policy.h"
 
 #define CG_ROOT "/sys/fs/cgroup"
@@ -45,24 +46,10 @@ static int write_at(int dfd, const char *file, const char *text)
 	return (size_t)n == len ? 0 : -EIO;
 }
 
+/* Small cgroup files; a truncated read would be misparsed, so -EFBIG is an error too. */
 static int read_at(int dfd, const char *file, char *buf, size_t size)
 {
-	_cleanup_close_ int fd = openat(dfd, file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0)
-		return -errno;
-	size_t got = 0;
-	while (got + 1 < size) {
-		ssize_t n = read(fd, buf + got, size - 1 - got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			break;
-		got += (size_t)n;
-	}
-	buf[got] = '\0';
-	return (int)got;
+	return io_read_at(dfd, file, buf, size);
 }
 
 static int read_u64_at(int dfd, const char *file, uint64_t *out)

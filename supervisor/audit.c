@@ -20,6 +20,7 @@
 
 #include "audit.h"
 #include "cleanup.h"
+#include "io-util.h"
 #include "config.h"
 #include "log.h"
 #include "policy.h"
@@ -78,22 +79,7 @@ static enum sup_verdict held_if(bool ok)
 
 static int read_text(const char *path, char *buf, size_t cap)
 {
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0)
-		return -errno;
-	size_t got = 0;
-	while (got + 1 < cap) {
-		ssize_t n = read(fd, buf + got, cap - 1 - got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			break;
-		got += (size_t)n;
-	}
-	buf[got] = '\0';
-	return (int)got;
+	return io_read_at(AT_FDCWD, path, buf, cap);
 }
 
 /* One mount of the sandbox, from its mountinfo line. */

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "io-util.h"
 #include "identity.h"
 
 #define STATUS_MAX_BYTES 8192
@@ -17,23 +18,10 @@ static int read_status(pid_t pid, char *buf, size_t cap, size_t *out_len)
 {
 	char path[64];
 	(void)snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0)
-		return -errno;
-	size_t got = 0;
-	for (;;) {
-		ssize_t n = read(fd, buf + got, cap - got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			break;
-		got += (size_t)n;
-		if (got == cap)
-			return -EFBIG;
-	}
-	*out_len = got;
+	int n = io_read_at(AT_FDCWD, path, buf, cap);
+	if (n < 0)
+		return n;
+	*out_len = (size_t)n;
 	return 0;
 }
 

@@ -19,6 +19,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +58,35 @@ static void note(struct outcome *o, const char *fmt, ...)
 	va_start(ap, fmt);
 	(void)vsnprintf(o->detail, sizeof(o->detail), fmt, ap);
 	va_end(ap);
+}
+
+/* Appends item to the detail as a comma-separated list; silently stops when it is full. */
+static void append(struct outcome *o, const char *item, size_t len)
+{
+	size_t off = strlen(o->detail);
+	if (off >= sizeof(o->detail) - 1)
+		return;
+	(void)snprintf(o->detail + off, sizeof(o->detail) - off, "%s%.*s", off ? "," : "",
+		       (int)len, item);
+}
+
+/* Lists the entries of a directory (not . or .., nor the fd of the listing itself). */
+static void list_dir(struct outcome *o, const char *path, bool skip_own_fd)
+{
+	DIR *d = opendir(path);
+	if (!d) {
+		o->err = errno;
+		return;
+	}
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		if (skip_own_fd && atoi(de->d_name) == dirfd(d))
+			continue;
+		append(o, de->d_name, strlen(de->d_name));
+	}
+	(void)closedir(d);
 }
 
 /* Records the result of a syscall-like call: r < 0 means errno holds the reason. */
@@ -280,23 +310,7 @@ static void p_dev_kmsg(struct outcome *o)
 
 static void p_dev_list(struct outcome *o)
 {
-	DIR *d = opendir("/dev");
-	if (!d) {
-		result(o, -1);
-		return;
-	}
-	size_t off = 0;
-	struct dirent *de;
-	while ((de = readdir(d)) && off < sizeof(o->detail)) {
-		if (de->d_name[0] == '.')
-			continue;
-		int k = snprintf(o->detail + off, sizeof(o->detail) - off, "%s%s", off ? "," : "",
-				 de->d_name);
-		if (k < 0)
-			break;
-		off += (size_t)k;
-	}
-	(void)closedir(d);
+	list_dir(o, "/dev", false);
 }
 
 static void p_ifaces(struct outcome *o)
@@ -306,14 +320,8 @@ static void p_ifaces(struct outcome *o)
 		result(o, -1);
 		return;
 	}
-	size_t off = 0;
-	for (struct if_nameindex *i = ifs; i->if_index && off < sizeof(o->detail); i++) {
-		int k = snprintf(o->detail + off, sizeof(o->detail) - off, "%s%s", off ? "," : "",
-				 i->if_name);
-		if (k < 0)
-			break;
-		off += (size_t)k;
-	}
+	for (struct if_nameindex *i = ifs; i->if_index; i++)
+		append(o, i->if_name, strlen(i->if_name));
 	if_freenameindex(ifs);
 }
 
@@ -350,38 +358,14 @@ static void p_pids(struct outcome *o)
 static void p_fds(struct outcome *o)
 {
 	/* As the command would be: only 0, 1 and 2, plus the report pipe we must keep. */
-	DIR *d = opendir("/proc/self/fd");
-	if (!d) {
-		result(o, -1);
-		return;
-	}
-	size_t off = 0;
-	struct dirent *de;
-	while ((de = readdir(d)) && off < sizeof(o->detail)) {
-		if (de->d_name[0] == '.' || atoi(de->d_name) == dirfd(d))
-			continue;
-		int k = snprintf(o->detail + off, sizeof(o->detail) - off, "%s%s", off ? "," : "",
-				 de->d_name);
-		if (k < 0)
-			break;
-		off += (size_t)k;
-	}
-	(void)closedir(d);
+	list_dir(o, "/proc/self/fd", true);
 }
 
 static void p_env(struct outcome *o)
 {
 	extern char **environ;
-	size_t off = 0;
-	for (char **e = environ; *e && off < sizeof(o->detail); e++) {
-		const char *eq = strchr(*e, '=');
-		int len = eq ? (int)(eq - *e) : (int)strlen(*e);
-		int k = snprintf(o->detail + off, sizeof(o->detail) - off, "%s%.*s", off ? "," : "",
-				 len, *e);
-		if (k < 0)
-			break;
-		off += (size_t)k;
-	}
+	for (char **e = environ; *e; e++)
+		append(o, *e, strcspn(*e, "="));
 }
 
 static void p_ids(struct outcome *o)

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "io-util.h"
 #include "worker-util.h"
 
 #define STATUS_MAX_BYTES 8192
@@ -10,22 +11,8 @@
 int wrk_read_identity(const char *path, struct wire_identity *out)
 {
 	static char buf[STATUS_MAX_BYTES];
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0)
-		return -errno;
-	size_t got = 0;
-	for (;;) {
-		ssize_t n = read(fd, buf + got, sizeof(buf) - got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-		if (got == sizeof(buf))
-			break;
-	}
-	(void)close(fd);
-	if (got == sizeof(buf))
-		return -EFBIG;
-	return wire_parse_status(buf, got, out, NULL);
+	int n = io_read_at(AT_FDCWD, path, buf, sizeof(buf));
+	if (n < 0)
+		return n;
+	return wire_parse_status(buf, (size_t)n, out, NULL);
 }
