@@ -1,24 +1,36 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * libFuzzer target for the policy YAML parser.
+ * libFuzzer target for the policy YAML parser and printers.
  *
- * Target function: pol_parse() (policy/policy.c), with pol_free() on every result.
+ * Target functions: pol_parse() and pol_parse_file() (policy/policy.c), pol_to_yaml(),
+ * pol_to_json() and pol_equal() (policy/policy-print.c), with pol_free() on every result.
  *
- * Input: raw policy bytes, exactly as a policy file would hand them to the parser. Inputs over
- * POL_MAX_INPUT_BYTES are rejected before parsing (pol_parse's -E2BIG path is covered by the
- * unit tests). No time, no randomness, no global state.
+ * Input: raw policy bytes, exactly as a policy file would hand them to the parser. The whole
+ * input goes to pol_parse. It is also cut at every "\n#%file\n" line: the first piece is
+ * parsed as /f/main.yaml with pol_parse_file, and piece N (N >= 1) is served by the loader as
+ * /f/inN.yaml, next to a fixed set of small files (below), so `extends` chains, cycles, depth
+ * and errors inside extended files are all reachable. Inputs over POL_MAX_INPUT_BYTES are
+ * rejected before parsing (pol_parse's -E2BIG path is covered by the unit tests). No time, no
+ * randomness, no global state.
  *
  * Beyond "no crash, no leak, no UB", it checks the parser's contract on every input:
- *  - failure returns -EINVAL or -ENOMEM, leaves *out untouched, and fills the diagnostic with a
- *    NUL-terminated one-line message that says what was expected;
+ *  - failure returns -EINVAL, -E2BIG (an extended file too big) or -ENOMEM, leaves *out
+ *    untouched, and fills the diagnostic with a NUL-terminated one-line message that says
+ *    what was expected;
  *  - success returns a policy that satisfies every invariant the schema promises, so a
- *    validation gap shows up as a crash here rather than as a weaker sandbox.
+ *    validation gap shows up as a crash here rather than as a weaker sandbox;
+ *  - that policy prints as JSON that cJSON reads back, and as YAML that parses back to an
+ *    equal policy (decode(encode(x)) == x) whenever the text fits the input limit.
  */
 #include <errno.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <cjson/cJSON.h>
 
 #include "policy.h"
 
@@ -30,12 +42,96 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 			__builtin_trap(); \
 	} while (0)
 
+#define MAIN_PATH "/f/main.yaml"
+#define SPLIT "\n#%file\n"
+#define MAX_PIECES 8
+
+/* Files the loader always serves, besides the pieces of the input. */
+static const struct {
+	const char *path;
+	const char *text;
+} fixed_files[] = {
+	{ "/f/base.yaml", "extends: default\nhostname: base\nlimits: {memory: 1G}\nenv: {pass: [HOME]}\n" },
+	{ "/f/bad.yaml", "limits:\n  memroy: 1G\n" },
+	{ "/f/loop.yaml", "extends: loop.yaml\n" },
+	{ "/f/ping.yaml", "extends: pong.yaml\n" },
+	{ "/f/pong.yaml", "extends: /f/ping.yaml\n" },
+	{ "/f/kernel.yaml", "filesystem: {binds: [{src: /dev/dri, dst: /dev/dri}]}\nunsafe: [bind-kernel-fs]\n" },
+	{ "/f/rules.yaml", "seccomp: {rules: [{syscall: kcmp, action: allow, args: [{index: 0, op: eq, value: 1}]}]}\n" },
+	{ "/f/sub/a.yaml", "extends: b.yaml\nfilesystem: {binds: [{src: ./x, dst: /x}]}\n" },
+	{ "/f/sub/b.yaml", "extends: /f/base.yaml\nnamespaces: {net: false}\n" },
+	{ "/f/deep1.yaml", "extends: deep2.yaml\n" },
+	{ "/f/deep2.yaml", "extends: deep3.yaml\n" },
+	{ "/f/deep3.yaml", "extends: deep4.yaml\n" },
+	{ "/f/deep4.yaml", "extends: deep5.yaml\n" },
+	{ "/f/deep5.yaml", "extends: deep6.yaml\n" },
+	{ "/f/deep6.yaml", "extends: deep7.yaml\n" },
+	{ "/f/deep7.yaml", "extends: deep8.yaml\n" },
+	{ "/f/deep8.yaml", "extends: default\n" },
+};
+
+struct piece {
+	const uint8_t *p;
+	size_t len;
+};
+
+struct pieces {
+	struct piece v[MAX_PIECES];
+	size_t n;
+};
+
+static void split_input(const uint8_t *data, size_t size, struct pieces *out)
+{
+	size_t k = strlen(SPLIT), start = 0;
+
+	out->n = 0;
+	for (size_t i = 0; i + k <= size && out->n + 1 < MAX_PIECES; i++) {
+		if (memcmp(data + i, SPLIT, k))
+			continue;
+		out->v[out->n++] = (struct piece){ data + start, i - start };
+		start = i + k;
+		i = start - 1;
+	}
+	out->v[out->n++] = (struct piece){ data + start, size - start };
+}
+
+static int serve(const void *src, size_t len, char **out_buf, size_t *out_len)
+{
+	char *b = malloc(len ? len : 1);
+	if (!b)
+		return -ENOMEM;
+	if (len)
+		memcpy(b, src, len);
+	*out_buf = b;
+	*out_len = len;
+	return 0;
+}
+
+static int fuzz_load(void *ctx, const char *abs_path, char **out_buf, size_t *out_len)
+{
+	const struct pieces *pcs = ctx;
+	unsigned n;
+	int end = 0;
+
+	CHECK(abs_path && abs_path[0] == '/' && strlen(abs_path) < PATH_MAX);
+	for (size_t i = 0; i < sizeof(fixed_files) / sizeof(fixed_files[0]); i++)
+		if (!strcmp(abs_path, fixed_files[i].path))
+			return serve(fixed_files[i].text, strlen(fixed_files[i].text), out_buf,
+				     out_len);
+	if (sscanf(abs_path, "/f/in%u.yaml%n", &n, &end) == 1 && abs_path[end] == '\0' &&
+	    n >= 1 && n < pcs->n)
+		return serve(pcs->v[n].p, pcs->v[n].len, out_buf, out_len);
+	return -ENOENT;
+}
+
 static void check_relative(const char *s)
 {
 	CHECK(s && s[0] && s[0] != '/' && strlen(s) < PATH_MAX);
 	CHECK(!strstr(s, "//") && s[strlen(s) - 1] != '/');
 	CHECK(strcmp(s, "..") && strncmp(s, "../", 3) && !strstr(s, "/../"));
 	CHECK(strlen(s) < 3 || strcmp(s + strlen(s) - 3, "/.."));
+	CHECK(strcmp(s, ".") && strncmp(s, "./", 2) && !strstr(s, "/./"));
+	CHECK(strlen(s) < 2 || strcmp(s + strlen(s) - 2, "/."));
 }
 
 static void check_list(char *const *v, size_t n)
@@ -48,36 +144,111 @@ static void check_list(char *const *v, size_t n)
 		CHECK(v[i] && strlen(v[i]) <= POL_MAX_STRING);
 }
 
-static void check_policy(const struct pol_policy *p)
+static bool is_under(const char *path, const char *dir)
 {
+	size_t n = strlen(dir);
+	return !strcmp(path, dir) || (!strncmp(path, dir, n) && path[n] == '/');
+}
+
+static bool is_kernel_fs(const char *path)
+{
+	return is_under(path, "/proc") || is_under(path, "/sys") || is_under(path, "/dev");
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), k = strlen(suffix);
+	return n >= k && !strcmp(s + n - k, suffix);
+}
+
+static void check_bind(const struct pol_bind *b, uint32_t unsafe)
+{
+	static const char *const never_dst[] = {
+		"/", "/tmp", "/workspace", "/etc", "/etc/passwd", "/etc/group",
+	};
+
+	CHECK(b->src && b->dst && b->src[0] == '/' && b->dst[0] == '/');
+	CHECK(b->mode == POL_BIND_RO || b->mode == POL_BIND_RW);
+	for (size_t i = 0; i < sizeof(never_dst) / sizeof(never_dst[0]); i++)
+		CHECK(strcmp(b->dst, never_dst[i]));
+	if (!(unsafe & POL_UNSAFE_BIND_HOST_ROOT))
+		CHECK(strcmp(b->src, "/"));
+	if (!(unsafe & POL_UNSAFE_BIND_KERNEL_FS))
+		CHECK(!is_kernel_fs(b->src) && !is_kernel_fs(b->dst));
+	if (!(unsafe & POL_UNSAFE_BIND_SOCKET)) {
+		CHECK(!ends_with(b->src, "docker.sock") && !ends_with(b->src, "containerd.sock") &&
+		      !ends_with(b->src, "podman.sock"));
+		CHECK(strcmp(b->src, "/run") && strcmp(b->src, "/var/run"));
+	}
+	if (strcmp(b->src, "/"))
+		check_relative(b->src + 1);
+	check_relative(b->dst + 1);
+}
+
+static void check_cap(const char *c)
+{
+	static const char *const allowed[] = {
+		"chown", "dac_override", "fowner", "fsetid", "kill", "setgid", "setuid",
+		"net_bind_service", "net_broadcast", "net_raw", "ipc_lock", "ipc_owner",
+		"sys_pacct", "sys_nice", "sys_resource", "sys_tty_config", "mknod", "lease",
+		"audit_write", "audit_read", "checkpoint_restore",
+	};
+	bool found = false;
+
+	for (size_t i = 0; i < sizeof(allowed) / sizeof(allowed[0]); i++)
+		found = found || !strcmp(c, allowed[i]);
+	CHECK(found);
+}
+
+static void check_rule(const struct pol_syscall_rule *r)
+{
+	bool seen[6] = { false };
+
+	CHECK(r->name && r->name[0] && strlen(r->name) <= 64);
+	CHECK(r->n_conds >= 1 && r->n_conds <= 6);
+	for (size_t c = 0; c < r->n_conds; c++) {
+		const struct pol_arg_cond *cd = &r->conds[c];
+		CHECK(cd->index < 6 && !seen[cd->index]);
+		seen[cd->index] = true;
+		CHECK(pol_cmp_op_name(cd->op));
+		if (cd->op == POL_CMP_MASKED_EQ)
+			CHECK((cd->value & ~cd->mask) == 0);
+		else
+			CHECK(cd->mask == 0);
+	}
+}
+
+static void check_policy(const struct pol_policy *p, const char *name)
+{
+	const uint32_t known_unsafe = POL_UNSAFE_NO_CGROUP | POL_UNSAFE_IO_URING |
+				      POL_UNSAFE_BIND_HOST_ROOT | POL_UNSAFE_BIND_SOCKET |
+				      POL_UNSAFE_BIND_KERNEL_FS;
+
 	CHECK(p->uid >= 1 && p->uid <= 65534);
 	CHECK(p->gid >= 1 && p->gid <= 65534);
 	CHECK(p->user_name && p->user_name[0]);
 	CHECK(p->host_id_base >= 1000 && p->host_id_count >= 1);
 	CHECK((uint64_t)p->host_id_base + p->host_id_count <= UINT32_MAX);
 	CHECK(p->hostname && p->hostname[0] && strlen(p->hostname) <= 64);
+	CHECK((p->unsafe & ~known_unsafe) == 0);
 
 	CHECK(p->n_binds <= POL_MAX_LIST);
 	for (size_t i = 0; i < p->n_binds; i++) {
-		const struct pol_bind *b = &p->binds[i];
-		CHECK(b->src && b->dst && b->src[0] == '/' && b->dst[0] == '/');
-		CHECK(strcmp(b->src, "/") && strcmp(b->dst, "/"));
-		CHECK(strcmp(b->dst, "/proc") && strncmp(b->dst, "/proc/", 6));
-		CHECK(strcmp(b->dst, "/dev") && strncmp(b->dst, "/dev/", 5));
-		CHECK(strcmp(b->dst, "/sys") && strncmp(b->dst, "/sys/", 5));
-		CHECK(strcmp(b->dst, "/tmp") && strcmp(b->dst, "/workspace"));
-		CHECK(b->mode == POL_BIND_RO || b->mode == POL_BIND_RW);
-		check_relative(b->src + 1);
-		check_relative(b->dst + 1);
+		check_bind(&p->binds[i], p->unsafe);
+		for (size_t j = 0; j < i; j++)
+			CHECK(strcmp(p->binds[i].dst, p->binds[j].dst));
 	}
 
 	check_list(p->etc_files, p->n_etc_files);
 	check_list(p->protect, p->n_protect);
 	check_list(p->allow_create, p->n_allow_create);
+	check_list(p->hide, p->n_hide);
+	check_list(p->caps_keep, p->n_caps_keep);
 	check_list(p->env_set, p->n_env_set);
 	check_list(p->env_pass, p->n_env_pass);
 	check_list(p->seccomp_allow, p->n_seccomp_allow);
 	check_list(p->seccomp_deny, p->n_seccomp_deny);
+	check_list(p->sources, p->n_sources);
 	for (size_t i = 0; i < p->n_etc_files; i++)
 		check_relative(p->etc_files[i]);
 	for (size_t i = 0; i < p->n_protect; i++)
@@ -89,41 +260,119 @@ static void check_policy(const struct pol_policy *p)
 			found = found || !strcmp(p->allow_create[i], p->protect[j]);
 		CHECK(found);
 	}
+	for (size_t i = 0; i < p->n_hide; i++) {
+		check_relative(p->hide[i]);
+		CHECK(!strchr(p->hide[i], '\\'));
+	}
+	for (size_t i = 0; i < p->n_caps_keep; i++)
+		check_cap(p->caps_keep[i]);
 	for (size_t i = 0; i < p->n_env_set; i++)
 		CHECK(strchr(p->env_set[i], '=') && p->env_set[i][0] != '=');
 
+	CHECK(p->namespaces[POL_NS_USER] && p->namespaces[POL_NS_PID] &&
+	      p->namespaces[POL_NS_MOUNT]);
+	CHECK(p->network == POL_NET_NONE);
+
+	CHECK(p->seccomp_profile && !strcmp(p->seccomp_profile, "default"));
 	CHECK(p->seccomp_default == POL_SECCOMP_ERRNO || p->seccomp_default == POL_SECCOMP_KILL);
+	CHECK(p->n_seccomp_rules <= POL_MAX_LIST && (p->seccomp_rules || !p->n_seccomp_rules));
+	for (size_t i = 0; i < p->n_seccomp_rules; i++)
+		check_rule(&p->seccomp_rules[i]);
+
 	CHECK(p->memory_bytes > 0 && p->memory_bytes <= INT64_MAX);
 	CHECK(p->pids > 0 && p->tmp_bytes > 0 && p->nofile > 0 && p->fsize_bytes > 0);
 	CHECK(p->fsize_bytes <= INT64_MAX && p->tmp_bytes <= INT64_MAX);
 	CHECK(p->wall_ms <= INT64_MAX && p->output_bytes <= INT64_MAX);
-	CHECK((p->unsafe & ~(uint32_t)(POL_UNSAFE_NO_CGROUP | POL_UNSAFE_IO_URING)) == 0);
+
+	/* the default first, the file last, at most the extends chain in between */
+	CHECK(p->n_sources >= 2 && p->n_sources <= 1 + POL_MAX_EXTENDS);
+	CHECK(!strcmp(p->sources[0], "<default>"));
+	CHECK(!strcmp(p->sources[p->n_sources - 1], name));
+}
+
+/* Printing: JSON that reads back, and YAML that parses back to the same policy. */
+static void check_print(const struct pol_policy *p)
+{
+	struct pol_policy *q = NULL;
+	struct pol_diag d;
+	char *text = NULL;
+	cJSON *json;
+	int r;
+
+	r = pol_to_json(p, &text);
+	CHECK(r == 0 || r == -ENOMEM);
+	if (r == 0) {
+		json = cJSON_Parse(text);
+		CHECK(json && cJSON_IsObject(json));
+		cJSON_Delete(json);
+		free(text);
+	}
+
+	text = NULL;
+	r = pol_to_yaml(p, &text);
+	CHECK(r == 0 || r == -ENOMEM);
+	if (r < 0 || strlen(text) > POL_MAX_INPUT_BYTES) {
+		free(text);
+		return;
+	}
+	r = pol_parse("printed", text, strlen(text), &q, &d);
+	CHECK(r == 0 || r == -ENOMEM);
+	if (r == 0) {
+		CHECK(pol_equal(p, q));
+		pol_free(q);
+	}
+	free(text);
+}
+
+static void check_failure(int r, const struct pol_policy *p, const struct pol_policy *untouched,
+			  const struct pol_diag *d)
+{
+	CHECK(r == -EINVAL || r == -E2BIG || r == -ENOMEM);
+	CHECK(p == untouched);
+	CHECK(memchr(d->message, '\0', sizeof(d->message)) && d->message[0]);
+	CHECK(memchr(d->file, '\0', sizeof(d->file)) && d->file[0]);
+	CHECK(!strchr(d->message, '\n'));
+	CHECK(r == -ENOMEM || strstr(d->message, "(expected") ||
+	      strlen(d->message) == sizeof(d->message) - 1);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct pol_policy *const untouched = (struct pol_policy *)(uintptr_t)1;
 	struct pol_policy *p = untouched;
+	struct pieces pcs;
 	struct pol_diag d;
 	int r;
 
 	if (size > POL_MAX_INPUT_BYTES)
 		return -1; /* keep it out of the corpus */
 
+	/* The whole input, without file access. */
 	memset(&d, 0, sizeof(d));
 	r = pol_parse("fuzz", data, size, &p, &d);
 	if (r == 0) {
 		CHECK(p && p != untouched);
-		check_policy(p);
+		check_policy(p, "fuzz");
+		check_print(p);
 		CHECK(pol_free(p) == NULL);
-		return 0;
+	} else {
+		check_failure(r, p, untouched, &d);
+		CHECK(r != -E2BIG && !strcmp(d.file, "fuzz"));
 	}
 
-	CHECK(r == -EINVAL || r == -ENOMEM);
-	CHECK(p == untouched);
-	CHECK(memchr(d.message, '\0', sizeof(d.message)) && d.message[0]);
-	CHECK(memchr(d.file, '\0', sizeof(d.file)) && !strcmp(d.file, "fuzz"));
-	CHECK(!strchr(d.message, '\n'));
-	CHECK(r == -ENOMEM || strstr(d.message, "(expected") || strlen(d.message) == sizeof(d.message) - 1);
+	/* The first piece as a file, the others (and the fixed set) reachable through extends. */
+	split_input(data, size, &pcs);
+	p = untouched;
+	memset(&d, 0, sizeof(d));
+	r = pol_parse_file(MAIN_PATH, pcs.v[0].p, pcs.v[0].len, fuzz_load, &pcs, &p, &d);
+	if (r == 0) {
+		CHECK(p && p != untouched);
+		check_policy(p, MAIN_PATH);
+		check_print(p);
+		CHECK(pol_free(p) == NULL);
+	} else {
+		check_failure(r, p, untouched, &d);
+		CHECK(d.file[0] == '/' || !strcmp(d.file, "<default>"));
+	}
 	return 0;
 }

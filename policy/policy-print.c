@@ -235,12 +235,11 @@ static bool json_strv(cJSON *o, const char *key, char *const *v, size_t n)
 
 static bool json_user(cJSON *root, const struct pol_policy *p)
 {
-	cJSON *u = cJSON_AddObjectToObject(root, "user");
-	cJSON *h = u ? cJSON_AddObjectToObject(u, "host_ids") : NULL;
+	cJSON *u = cJSON_AddObjectToObject(root, "user"), *h;
 
-	return h && json_u64(u, "uid", p->uid) && json_u64(u, "gid", p->gid) &&
-	       json_str(u, "name", p->user_name) && json_u64(h, "base", p->host_id_base) &&
-	       json_u64(h, "count", p->host_id_count);
+	return u && json_u64(u, "uid", p->uid) && json_u64(u, "gid", p->gid) &&
+	       json_str(u, "name", p->user_name) && (h = cJSON_AddObjectToObject(u, "host_ids")) &&
+	       json_u64(h, "base", p->host_id_base) && json_u64(h, "count", p->host_id_count);
 }
 
 static bool json_filesystem(cJSON *root, const struct pol_policy *p)

@@ -25,12 +25,32 @@
  *                                 exit MS ms (default 100) later; MARKER only tags the
  *                                 command line so that the host can find these processes
  *   probe tiocsti                 ioctl(0, TIOCSTI, "x")
- *   probe syscall NAME            try a forbidden syscall: ptrace, mount, unshare-user,
- *                                 unshare-net, clone-newuser, chroot, pivot_root, setns,
- *                                 bpf, perf_event_open, keyctl, userfaultfd, io_uring_setup,
- *                                 kexec_load, init_module, reboot, swapon, acct,
- *                                 settimeofday, open_by_handle_at, mknod, socket-packet,
- *                                 socket-netlink, clone3, personality
+ *   probe tioclinux               ioctl(0, TIOCLINUX, TIOCL_GETSHIFTSTATE), a harmless query
+ *   probe syscall NAME            try a forbidden syscall: ptrace, mount, umount2 (of /usr),
+ *                                 unshare-user, unshare-net, clone-newuser, chroot,
+ *                                 pivot_root, setns, bpf, perf_event_open, keyctl, add_key,
+ *                                 request_key, userfaultfd, io_uring_setup, kexec_load,
+ *                                 kexec_file_load, init_module, finit_module, delete_module,
+ *                                 reboot, swapon, swapoff, acct, settimeofday, clock_settime,
+ *                                 adjtimex (a read-only query), iopl, ioperm,
+ *                                 open_by_handle_at, name_to_handle_at (of /), mknod,
+ *                                 socket-packet, socket-netlink, socket-raw (AF_INET
+ *                                 SOCK_RAW), socket-vsock, clone3, personality
+ *                                 (READ_IMPLIES_EXEC), personality-addr-no-randomize
+ *   probe ptrace PID|child|sibling
+ *                                 PTRACE_ATTACH to PID, to a sleeping child of the probe, or
+ *                                 (from a second child) to that child, its sibling
+ *   probe vmread PID|child        process_vm_readv of one byte from PID or from a child (at
+ *                                 the address of a variable of the probe)
+ *   probe chroot-escape           keep an O_PATH fd on /, chroot("/tmp") (printed), then
+ *                                 fchdir to the fd and chdir("..") 64 times; prints
+ *                                 "CWD maj:min:ino ROOT maj:min:ino" of "." and "/"
+ *   probe userns-mount            unshare(CLONE_NEWUSER) (printed); only when that succeeds,
+ *                                 mount a tmpfs on /tmp (printed)
+ *   probe setns PATH              open PATH; when that fails its error, else setns(fd, 0)
+ *   probe environ-scan NEEDLE     read every /proc/PID/environ: "FOUND PID" for each one
+ *                                 holding NEEDLE, then "SCANNED n" (how many were readable)
+ *   probe rtlinks                 an RTM_GETLINK dump over NETLINK_ROUTE: one link name a line
  *   probe exit N                  exit with status N
  *   probe signal SIG              kill itself with SIG
  *   probe sleep SECONDS [MARKER]  sleep; MARKER as for daemon
@@ -55,7 +75,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/keyctl.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
 #include <linux/sched.h>
+#include <linux/tiocl.h>
 #include <net/if.h>
 #include <sched.h>
 #include <netinet/in.h>
@@ -73,6 +97,8 @@
 #include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
+#include <sys/timex.h>
+#include <sys/uio.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -451,8 +477,260 @@ static long try_syscall(const char *name)
 		return socket(AF_NETLINK, SOCK_RAW, 0);
 	if (!strcmp(name, "personality"))
 		return personality(READ_IMPLIES_EXEC);
+	if (!strcmp(name, "personality-addr-no-randomize"))
+		return personality(ADDR_NO_RANDOMIZE);
+	if (!strcmp(name, "umount2"))
+		return umount2("/usr", 0);
+	if (!strcmp(name, "name_to_handle_at")) {
+		/* Unprivileged in the kernel: only the filter refuses it. */
+		static union {
+			struct file_handle fh;
+			char buf[sizeof(struct file_handle) + MAX_HANDLE_SZ];
+		} h;
+		int mount_id;
+		h.fh.handle_bytes = MAX_HANDLE_SZ;
+		return name_to_handle_at(AT_FDCWD, "/", &h.fh, &mount_id, 0);
+	}
+	if (!strcmp(name, "kexec_file_load"))
+		return syscall(SYS_kexec_file_load, -1, -1, 0UL, "", 0UL);
+	if (!strcmp(name, "finit_module"))
+		return syscall(SYS_finit_module, -1, "", 0);
+	if (!strcmp(name, "delete_module"))
+		return syscall(SYS_delete_module, "warden_no_such_module", O_NONBLOCK);
+	if (!strcmp(name, "add_key"))
+		/* Unprivileged in the kernel; the process keyring dies with the probe anyway. */
+		return syscall(SYS_add_key, "user", "warden-probe", "x", 1,
+			       KEY_SPEC_PROCESS_KEYRING);
+	if (!strcmp(name, "request_key"))
+		return syscall(SYS_request_key, "user", "warden-probe-none", NULL,
+			       KEY_SPEC_PROCESS_KEYRING);
+	if (!strcmp(name, "swapoff"))
+		return syscall(SYS_swapoff, "/tmp/x");
+	if (!strcmp(name, "clock_settime"))
+		/* NULL: the kernel itself would answer EFAULT before any permission check. */
+		return syscall(SYS_clock_settime, CLOCK_REALTIME, NULL);
+	if (!strcmp(name, "adjtimex")) {
+		/* modes 0 only reads the clock state, which the kernel allows anyone. */
+		struct timex tx = { .modes = 0 };
+		return adjtimex(&tx);
+	}
+#ifdef SYS_iopl
+	if (!strcmp(name, "iopl"))
+		return syscall(SYS_iopl, 3);
+#endif
+#ifdef SYS_ioperm
+	if (!strcmp(name, "ioperm"))
+		return syscall(SYS_ioperm, 0x80UL, 1UL, 1);
+#endif
+	if (!strcmp(name, "socket-raw"))
+		return socket(AF_INET, SOCK_RAW | SOCK_CLOEXEC, IPPROTO_ICMP);
+	if (!strcmp(name, "socket-vsock"))
+		return socket(AF_VSOCK, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	errno = EINVAL;
 	return -1;
+}
+
+/* A child that sleeps until killed; -1 on failure. */
+static pid_t sleeper(void)
+{
+	pid_t p = fork();
+	if (p == 0) {
+		for (;;)
+			pause();
+	}
+	return p;
+}
+
+static void reap_kill(pid_t p)
+{
+	if (p > 0) {
+		(void)kill(p, SIGKILL);
+		(void)waitpid(p, NULL, 0);
+	}
+}
+
+static int cmd_ptrace(const char *who)
+{
+	if (!strcmp(who, "child") || !strcmp(who, "sibling")) {
+		pid_t target = sleeper();
+		if (target < 0)
+			return report(-1);
+		if (!strcmp(who, "child")) {
+			int rc = report(syscall(SYS_ptrace, 16 /* PTRACE_ATTACH */, target, 0, 0));
+			reap_kill(target);
+			return rc;
+		}
+		(void)fflush(stdout);
+		pid_t tracer = fork();
+		if (tracer == 0)
+			_exit(report(syscall(SYS_ptrace, 16, target, 0, 0)));
+		int status = 1;
+		if (tracer < 0)
+			(void)report(-1);
+		else
+			(void)waitpid(tracer, &status, 0);
+		reap_kill(target);
+		return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+	}
+	return report(syscall(SYS_ptrace, 16, (pid_t)num(who, 1, INT_MAX), 0, 0));
+}
+
+static volatile char vm_byte = 'v';
+
+static int cmd_vmread(const char *who)
+{
+	pid_t target = !strcmp(who, "child") ? sleeper() : (pid_t)num(who, 1, INT_MAX);
+	if (target < 0)
+		return report(-1);
+	char got = 0;
+	struct iovec local = { .iov_base = &got, .iov_len = 1 };
+	struct iovec remote = { .iov_base = (void *)&vm_byte, .iov_len = 1 };
+	int rc = report(process_vm_readv(target, &local, 1, &remote, 1, 0));
+	if (!strcmp(who, "child"))
+		reap_kill(target);
+	return rc;
+}
+
+static int print_ids(const char *label, const char *path)
+{
+	struct stat st;
+	if (stat(path, &st) < 0)
+		return -1;
+	printf("%s %u:%u:%llu", label, major(st.st_dev), minor(st.st_dev),
+	       (unsigned long long)st.st_ino);
+	return 0;
+}
+
+static int cmd_chroot_escape(void)
+{
+	int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (root < 0)
+		return report(-1);
+	int rc = report(chroot("/tmp"));
+	if (fchdir(root) < 0)
+		return report(-1);
+	for (int i = 0; i < 64; i++)
+		if (chdir("..") < 0)
+			return report(-1);
+	if (print_ids("CWD", ".") < 0)
+		return report(-1);
+	if (print_ids(" ROOT", "/") < 0)
+		return report(-1);
+	printf("\n");
+	return rc;
+}
+
+static int cmd_userns_mount(void)
+{
+	if (report(unshare(CLONE_NEWUSER)))
+		return 1;
+	return report(mount("none", "/tmp", "tmpfs", 0, NULL));
+}
+
+static int cmd_setns(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return report(-1);
+	return report(setns(fd, 0));
+}
+
+static int cmd_tioclinux(void)
+{
+	char sub = TIOCL_GETSHIFTSTATE;
+	return report(ioctl(0, TIOCLINUX, &sub));
+}
+
+/* Reads all of path (at most len - 1 bytes) into buf; returns the length or -1. */
+static ssize_t read_small(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	size_t off = 0;
+	while (off < len - 1) {
+		ssize_t n = read(fd, buf + off, len - 1 - off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		off += (size_t)n;
+	}
+	(void)close(fd);
+	buf[off] = '\0';
+	return (ssize_t)off;
+}
+
+static int cmd_environ_scan(const char *needle)
+{
+	DIR *d = opendir("/proc");
+	if (!d)
+		return report(-1);
+	static char buf[1 << 20];
+	long scanned = 0;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] < '0' || de->d_name[0] > '9')
+			continue;
+		char path[300];
+		(void)snprintf(path, sizeof(path), "/proc/%s/environ", de->d_name);
+		ssize_t n = read_small(path, buf, sizeof(buf));
+		if (n < 0)
+			continue;
+		scanned++;
+		if (memmem(buf, (size_t)n, needle, strlen(needle)))
+			printf("FOUND %s\n", de->d_name);
+	}
+	closedir(d);
+	printf("SCANNED %ld\n", scanned);
+	return 0;
+}
+
+static int cmd_rtlinks(void)
+{
+	int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+	if (fd < 0)
+		return report(-1);
+	struct {
+		struct nlmsghdr nh;
+		struct ifinfomsg ifi;
+	} req = {
+		.nh = { .nlmsg_len = sizeof(req), .nlmsg_type = RTM_GETLINK,
+			.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP, .nlmsg_seq = 1 },
+		.ifi = { .ifi_family = AF_UNSPEC },
+	};
+	struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
+	if (sendto(fd, &req, sizeof(req), 0, (struct sockaddr *)&kernel, sizeof(kernel)) < 0)
+		return report(-1);
+	static char buf[1 << 16] __attribute__((aligned(NLMSG_ALIGNTO)));
+	for (;;) {
+		ssize_t n = recv(fd, buf, sizeof(buf), 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return report(n < 0 ? -1 : (errno = EPROTO, -1));
+		size_t left = (size_t)n;
+		for (struct nlmsghdr *nh = (struct nlmsghdr *)buf; NLMSG_OK(nh, left);
+		     nh = NLMSG_NEXT(nh, left)) {
+			if (nh->nlmsg_type == NLMSG_DONE)
+				return 0;
+			if (nh->nlmsg_type == NLMSG_ERROR) {
+				const struct nlmsgerr *e = NLMSG_DATA(nh);
+				errno = e->error < 0 ? -e->error : EPROTO;
+				return report(-1);
+			}
+			if (nh->nlmsg_type != RTM_NEWLINK)
+				continue;
+			struct ifinfomsg *ifi = NLMSG_DATA(nh);
+			size_t alen = IFLA_PAYLOAD(nh);
+			for (struct rtattr *a = IFLA_RTA(ifi); RTA_OK(a, alen);
+			     a = RTA_NEXT(a, alen)) {
+				if (a->rta_type != IFLA_IFNAME)
+					continue;
+				printf("%.*s\n", (int)RTA_PAYLOAD(a), (const char *)RTA_DATA(a));
+			}
+		}
+	}
 }
 
 int main(int argc, char **argv)
@@ -522,8 +800,24 @@ int main(int argc, char **argv)
 		char ch = 'x';
 		return report(ioctl(0, TIOCSTI, &ch));
 	}
+	if (!strcmp(c, "tioclinux") && argc == 2)
+		return cmd_tioclinux();
 	if (!strcmp(c, "syscall") && argc == 3)
 		return report(try_syscall(argv[2]));
+	if (!strcmp(c, "ptrace") && argc == 3)
+		return cmd_ptrace(argv[2]);
+	if (!strcmp(c, "vmread") && argc == 3)
+		return cmd_vmread(argv[2]);
+	if (!strcmp(c, "chroot-escape") && argc == 2)
+		return cmd_chroot_escape();
+	if (!strcmp(c, "userns-mount") && argc == 2)
+		return cmd_userns_mount();
+	if (!strcmp(c, "setns") && argc == 3)
+		return cmd_setns(argv[2]);
+	if (!strcmp(c, "environ-scan") && argc == 3)
+		return cmd_environ_scan(argv[2]);
+	if (!strcmp(c, "rtlinks") && argc == 2)
+		return cmd_rtlinks();
 	if (!strcmp(c, "exit") && argc == 3)
 		return (int)num(argv[2], 0, 255);
 	if (!strcmp(c, "signal") && argc == 3) {

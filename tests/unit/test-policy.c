@@ -1154,6 +1154,1133 @@ static void test_count_ranges(void **state)
 	check_limit_error("pids", "18446744073709551616", "overflows");
 }
 
+/* ---- namespaces, capabilities, network ---- */
+
+static void test_namespaces(void **state)
+{
+	struct pol_policy *p = parse_ok("namespaces: {net: false, uts: false, ipc: false, cgroup: false}\n");
+	(void)state;
+	assert_true(p->namespaces[POL_NS_USER]);
+	assert_true(p->namespaces[POL_NS_PID]);
+	assert_true(p->namespaces[POL_NS_MOUNT]);
+	assert_false(p->namespaces[POL_NS_NET]);
+	assert_false(p->namespaces[POL_NS_UTS]);
+	assert_false(p->namespaces[POL_NS_IPC]);
+	assert_false(p->namespaces[POL_NS_CGROUP]);
+	pol_free(p);
+	/* left out: the default (true); true for the locked ones is fine */
+	p = parse_ok("namespaces: {user: true, net: false}\n");
+	assert_true(p->namespaces[POL_NS_UTS]);
+	assert_false(p->namespaces[POL_NS_NET]);
+	pol_free(p);
+}
+
+static void test_namespaces_locked(void **state)
+{
+	(void)state;
+	check_error("namespaces:\n  user: false\n", 2, 9,
+		    "namespaces.user cannot be turned off (expected true; warden's isolation is built on it)");
+	check_error("namespaces: {net: false, pid: false}\n", 1, 31,
+		    "namespaces.pid cannot be turned off (expected true; warden's isolation is built on it)");
+	check_error("namespaces: {mount: false}\n", 1, 21,
+		    "namespaces.mount cannot be turned off (expected true; warden's isolation is built on it)");
+}
+
+static void test_namespaces_values(void **state)
+{
+	(void)state;
+	check_error("namespaces: {net: no}\n", 1, 19,
+		    "namespaces.net 'no' is not a boolean (expected true or false)");
+	check_error("namespaces: {user: \"true\"}\n", 1, 20, "namespaces.user is a quoted string");
+	check_error("namespaces: {time: false}\n", 1, 14,
+		    "unknown key 'time' in namespaces (expected one of: user, pid, mount, net, uts, ipc, cgroup)");
+	check_error("namespace: {net: false}\n", 1, 1, "unknown key 'namespace' in the top level");
+	check_error("namespaces: [net]\n", 1, 13, "namespaces is a sequence (expected a mapping)");
+}
+
+static void test_capabilities(void **state)
+{
+	struct pol_policy *p = parse_ok("capabilities: {keep: [net_bind_service, chown, kill]}\n");
+	(void)state;
+	assert_int_equal(p->n_caps_keep, 3);
+	assert_string_equal(p->caps_keep[0], "net_bind_service");
+	assert_string_equal(p->caps_keep[2], "kill");
+	assert_null(p->caps_keep[3]);
+	pol_free(p);
+	p = parse_ok("capabilities: {keep: []}\n");
+	assert_int_equal(p->n_caps_keep, 0);
+	pol_free(p);
+}
+
+#define ALLOWED_CAPS "one of: chown, dac_override, fowner, fsetid, kill, setgid, setuid, net_bind_service, net_broadcast, net_raw, ipc_lock, ipc_owner, sys_pacct, sys_nice, sys_resource, sys_tty_config, mknod, lease, audit_write, audit_read, checkpoint_restore"
+
+static void test_capabilities_refused(void **state)
+{
+	static const char *const refused[] = {
+		"sys_admin", "sys_module", "sys_ptrace", "sys_rawio", "sys_boot", "sys_time",
+		"mac_override", "mac_admin", "bpf", "perfmon", "setpcap", "setfcap",
+		"linux_immutable", "sys_chroot", "dac_read_search", "syslog", "audit_control",
+		"block_suspend", "wake_alarm", "net_admin",
+	};
+	(void)state;
+	for (size_t i = 0; i < ELEMENTSOF(refused); i++) {
+		_cleanup_free_ char *y = fmt("capabilities: {keep: [kill, %s]}\n", refused[i]);
+		_cleanup_free_ char *msg = fmt("capabilities.keep[1] '%s' would undo the sandbox (expected " ALLOWED_CAPS ")", refused[i]);
+		check_error(y, 1, 29, msg);
+	}
+}
+
+static void test_capabilities_unknown(void **state)
+{
+	(void)state;
+	check_error("capabilities: {keep: [CAP_CHOWN]}\n", 1, 23,
+		    "capabilities.keep[0] 'CAP_CHOWN' is not a Linux capability name (expected a lower-case name without CAP_, " ALLOWED_CAPS ")");
+	check_error("capabilities: {keep: [Chown]}\n", 1, 23, "'Chown' is not a Linux capability name");
+	check_error("capabilities: {keep: [net_bind]}\n", 1, 23, "'net_bind' is not a Linux capability name");
+	check_error("capabilities: {keep: [kill, kill]}\n", 1, 29,
+		    "capabilities.keep[1] 'kill' repeats an earlier entry");
+	check_error("capabilities: {drop: [kill]}\n", 1, 16,
+		    "unknown key 'drop' in capabilities (expected one of: keep)");
+	check_error("capabilities: [kill]\n", 1, 15, "capabilities is a sequence (expected a mapping)");
+}
+
+static void test_network(void **state)
+{
+	struct pol_policy *p = parse_ok("network: none\n");
+	(void)state;
+	assert_int_equal(p->network, POL_NET_NONE);
+	pol_free(p);
+	check_error("network: host\n", 1, 10, "network 'host' is not a network mode (expected none)");
+	check_error("network: {mode: none}\n", 1, 10, "network is a mapping (expected none)");
+	check_error("network:\n", 1, 9, "network is empty (expected none)");
+}
+
+/* ---- filesystem.hide ---- */
+
+static void test_hide_patterns(void **state)
+{
+	struct pol_policy *p = parse_ok("filesystem:\n"
+					"  hide: [.env, \"**/.env\", \"secrets/*.pem\", \"a/**/b?[0-9].key\",\n"
+					"         \"[]]x\", \"[!a]\", \"x/**\", \"**/a/**/b\", \"a]\"]\n");
+	(void)state;
+	assert_int_equal(p->n_hide, 9);
+	assert_string_equal(p->hide[0], ".env");
+	assert_string_equal(p->hide[1], "**/.env");
+	assert_string_equal(p->hide[2], "secrets/*.pem");
+	assert_string_equal(p->hide[3], "a/**/b?[0-9].key");
+	assert_null(p->hide[9]);
+	pol_free(p);
+}
+
+static void test_hide_bad(void **state)
+{
+	static const struct {
+		const char *pattern;
+		const char *msg;
+	} bad[] = {
+		{ "/etc/x", "filesystem.hide[0] '/etc/x' is absolute (expected a relative pattern without leading /)" },
+		{ "../x", "filesystem.hide[0] '../x' has a '..' component (expected a normalised path without ..)" },
+		{ "a/../b", "has a '..' component" },
+		{ "./x", "filesystem.hide[0] './x' has a '.' component" },
+		{ "a//b", "has an empty component or a trailing /" },
+		{ "a/", "has an empty component or a trailing /" },
+		{ "\"\"", "has an empty component" },
+		{ "\"a[b\"", "filesystem.hide[0] 'a[b' has an unbalanced '[' (expected a character class closed by ] within its component)" },
+		{ "\"[]\"", "has an unbalanced '['" },
+		{ "\"[!]\"", "has an unbalanced '['" },
+		{ "\"a[/]b\"", "has an unbalanced '['" },
+		{ "\"a**\"", "filesystem.hide[0] 'a**' has ** inside a component (expected ** only as a whole component, like **/.env)" },
+		{ "\"***/x\"", "has ** inside a component" },
+		{ "\"**/**/x\"", "filesystem.hide[0] '**/**/x' has ** twice in a row (expected one ** where any number of directories may be)" },
+		{ "\"**/a/**/b/**/c/**/d/**/e\"", "has more than 4 ** components (expected at most 4)" },
+		{ "\"a\\\\*\"", "filesystem.hide[0] 'a\\x5c*' has a backslash (expected a pattern without escapes)" },
+		{ "\"a\\tb\"", "contains a control character" },
+	};
+	(void)state;
+	for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+		_cleanup_free_ char *y = fmt("filesystem: {hide: [%s]}\n", bad[i].pattern);
+		check_error(y, 1, 21, bad[i].msg);
+	}
+	check_error("filesystem: {hide: [.env, .env]}\n", 1, 27, "filesystem.hide[1] '.env' repeats an earlier entry");
+	check_error("filesystem: {hide: .env}\n", 1, 20, "filesystem.hide is a scalar (expected a sequence");
+	check_error("filesystem: {hid: [.env]}\n", 1, 14,
+		    "unknown key 'hid' in filesystem (expected one of: binds, etc, protect, allow_create, hide)");
+}
+
+static void test_hide_components(void **state)
+{
+	/* 64 components are fine, 65 are not */
+	char pat[2 * 65 + 1];
+	size_t o = 0;
+	struct pol_policy *p;
+	(void)state;
+	for (size_t i = 0; i < 64; i++) {
+		pat[o++] = i ? '/' : 'a';
+		if (i)
+			pat[o++] = 'a';
+	}
+	pat[o] = '\0';
+	{
+		_cleanup_free_ char *y = fmt("filesystem: {hide: [%s]}\n", pat);
+		p = parse_ok(y);
+		assert_string_equal(p->hide[0], pat);
+		pol_free(p);
+	}
+	{
+		_cleanup_free_ char *y = fmt("filesystem: {hide: [%s/a]}\n", pat);
+		check_error(y, 1, 21, "filesystem.hide[0] has more than 64 components (expected at most 64)");
+	}
+	{
+		/* PATH_MAX bytes in long components */
+		_cleanup_free_ char *big = malloc(PATH_MAX + 1);
+		for (size_t i = 0; i < PATH_MAX; i++)
+			big[i] = (i % 200 == 199) ? '/' : 'h';
+		big[PATH_MAX] = '\0';
+		_cleanup_free_ char *y = fmt("filesystem: {hide: [%s]}\n", big);
+		check_error(y, 1, 21, "filesystem.hide[0] is 4096 bytes long (expected less than 4096)");
+	}
+}
+
+/* ---- seccomp: profile and rules ---- */
+
+static void test_seccomp_profile(void **state)
+{
+	struct pol_policy *p = parse_ok("seccomp: {profile: default}\n");
+	(void)state;
+	assert_string_equal(p->seccomp_profile, "default");
+	pol_free(p);
+	check_error("seccomp: {profile: strict}\n", 1, 20,
+		    "seccomp.profile 'strict' is not a seccomp profile (expected default)");
+	check_error("seccomp: {profile: ~}\n", 1, 20, "seccomp.profile is empty (expected default)");
+}
+
+static void test_seccomp_rules(void **state)
+{
+	struct pol_policy *p = parse_ok("seccomp:\n"
+					"  rules:\n"
+					"    - syscall: ioctl\n"
+					"      action: deny\n"
+					"      args: [{index: 1, op: eq, value: 0x5412}]\n"
+					"    - syscall: personality\n"
+					"      action: allow\n"
+					"      args:\n"
+					"        - {index: 0, op: masked_eq, value: 0x8, mask: 0xFF}\n"
+					"        - {index: 5, op: ge, value: 18446744073709551615}\n"
+					"        - {index: 2, op: ne, value: 0}\n"
+					"        - {index: 3, op: lt, value: 10}\n"
+					"        - {index: 4, op: le, value: 0x0000000000000000001}\n"
+					"        - {index: 1, op: gt, value: 0xffffffffffffffff}\n");
+	const struct pol_syscall_rule *r;
+	(void)state;
+	assert_int_equal(p->n_seccomp_rules, 2);
+	r = &p->seccomp_rules[0];
+	assert_string_equal(r->name, "ioctl");
+	assert_false(r->allow);
+	assert_int_equal(r->n_conds, 1);
+	assert_int_equal(r->conds[0].index, 1);
+	assert_int_equal(r->conds[0].op, POL_CMP_EQ);
+	assert_int_equal(r->conds[0].value, 0x5412);
+	assert_int_equal(r->conds[0].mask, 0);
+	r = &p->seccomp_rules[1];
+	assert_string_equal(r->name, "personality");
+	assert_true(r->allow);
+	assert_int_equal(r->n_conds, 6);
+	assert_int_equal(r->conds[0].op, POL_CMP_MASKED_EQ);
+	assert_int_equal(r->conds[0].value, 8);
+	assert_int_equal(r->conds[0].mask, 0xff);
+	assert_int_equal(r->conds[1].index, 5);
+	assert_int_equal(r->conds[1].op, POL_CMP_GE);
+	assert_true(r->conds[1].value == UINT64_MAX);
+	assert_int_equal(r->conds[2].op, POL_CMP_NE);
+	assert_int_equal(r->conds[3].op, POL_CMP_LT);
+	assert_int_equal(r->conds[4].op, POL_CMP_LE);
+	assert_int_equal(r->conds[4].value, 1);
+	assert_int_equal(r->conds[5].op, POL_CMP_GT);
+	assert_true(r->conds[5].value == UINT64_MAX);
+	pol_free(p);
+}
+
+/* "seccomp: {rules: [{syscall: s, action: allow, args: [ARGS]}]}" */
+static char *rule_yaml(const char *args)
+{
+	return fmt("seccomp: {rules: [{syscall: s, action: allow, args: [%s]}]}\n", args);
+}
+
+/* The column of ARGS in rule_yaml(). */
+#define ARGS_COL 54u
+
+static void test_seccomp_rule_args_bad(void **state)
+{
+	static const struct {
+		const char *args;
+		unsigned column; /* relative to ARGS_COL */
+		const char *msg;
+	} bad[] = {
+		{ "{index: 0, op: like, value: 1}", 15, "seccomp.rules[0].args[0].op 'like' is not a comparison (expected one of: eq, ne, lt, le, gt, ge, masked_eq)" },
+		{ "{index: 7, op: eq, value: 1}", 8, "seccomp.rules[0].args[0].index '7' is out of range (expected 0..5)" },
+		{ "{index: 6, op: eq, value: 1}", 8, "seccomp.rules[0].args[0].index '6' is out of range (expected 0..5)" },
+		{ "{index: 0, op: eq, value: 1}, {index: 0, op: ne, value: 2}", 38, "seccomp.rules[0].args[1].index 0 repeats args[0] (expected at most one condition per argument)" },
+		{ "{index: 0, op: masked_eq, value: 1}", 0, "seccomp.rules[0].args[0] has op masked_eq but no mask (expected a mask for masked_eq)" },
+		{ "{index: 0, op: eq, value: 1, mask: 3}", 35, "seccomp.rules[0].args[0].mask is set, but op is eq (expected a mask only with masked_eq)" },
+		{ "{index: 0, op: masked_eq, value: 0x10, mask: 0x0f}", 33, "seccomp.rules[0].args[0].value 0x10 has bits outside mask 0xf (expected value & ~mask == 0; the condition could never hold)" },
+		{ "{op: eq, value: 1}", 0, "seccomp.rules[0].args[0] has no index (expected a mapping with index, op and value)" },
+		{ "{index: 1, value: 1}", 0, "seccomp.rules[0].args[0] has no op" },
+		{ "{index: 1, op: eq}", 0, "seccomp.rules[0].args[0] has no value" },
+		{ "{index: 0, op: eq, value: -1}", 26, "seccomp.rules[0].args[0].value '-1' is not a valid number (expected a decimal integer or 0x and hex digits, like 0x800)" },
+		{ "{index: 0, op: eq, value: 0x}", 26, "is not a valid number" },
+		{ "{index: 0, op: eq, value: 0xg}", 26, "is not a valid number" },
+		{ "{index: 0, op: eq, value: 0X10}", 26, "is not a valid number" },
+		{ "{index: 0, op: eq, value: 010}", 26, "is not a valid number" },
+		{ "{index: 0, op: eq, value: 0x10000000000000000}", 26, "seccomp.rules[0].args[0].value '0x10000000000000000' overflows (expected at most 0xffffffffffffffff)" },
+		{ "{index: 0, op: eq, value: 18446744073709551616}", 26, "overflows" },
+		{ "{index: 0, op: eq, value: \"1\"}", 26, "seccomp.rules[0].args[0].value is a quoted string" },
+		{ "{index: 0, op: eq, value: 1, flags: 2}", 29, "unknown key 'flags' in seccomp.rules[0].args[0] (expected one of: index, op, value, mask)" },
+		{ "{index: 0, op: eq, value: 1}, {index: 1, op: eq, value: 1}, {index: 2, op: eq, value: 1}, {index: 3, op: eq, value: 1}, {index: 4, op: eq, value: 1}, {index: 5, op: eq, value: 1}, {index: 5, op: eq, value: 1}",
+		  180, "seccomp.rules[0].args[6] is a condition too many (expected at most 6, one per argument)" },
+		{ "1", 0, "seccomp.rules[0].args[0] is a scalar (expected a mapping)" },
+	};
+	(void)state;
+	for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+		_cleanup_free_ char *y = rule_yaml(bad[i].args);
+		check_error(y, 1, ARGS_COL + bad[i].column, bad[i].msg);
+	}
+	check_error("seccomp: {rules: [{syscall: s, action: allow, args: []}]}\n", 1, 53,
+		    "seccomp.rules[0].args is empty (expected 1 to 6 conditions; use seccomp.allow or seccomp.deny for a whole syscall)");
+}
+
+static void test_seccomp_rule_fields_bad(void **state)
+{
+	(void)state;
+	check_error("seccomp: {rules: [{action: allow, args: [{index: 0, op: eq, value: 1}]}]}\n", 1, 19,
+		    "seccomp.rules[0] has no syscall (expected a mapping with syscall, action and args)");
+	check_error("seccomp: {rules: [{syscall: s, args: [{index: 0, op: eq, value: 1}]}]}\n", 1, 19,
+		    "seccomp.rules[0] has no action");
+	check_error("seccomp: {rules: [{syscall: s, action: deny}]}\n", 1, 19, "seccomp.rules[0] has no args");
+	check_error("seccomp: {rules: [{syscall: s, action: kill, args: [{index: 0, op: eq, value: 1}]}]}\n", 1, 40,
+		    "seccomp.rules[0].action 'kill' is not a rule action (expected allow or deny)");
+	check_error("seccomp: {rules: [{syscall: Open, action: deny, args: [{index: 0, op: eq, value: 1}]}]}\n", 1, 29,
+		    "seccomp.rules[0].syscall 'Open' is not a syscall name");
+	check_error("seccomp: {rules: [{syscall: s, action: deny, arg: []}]}\n", 1, 46,
+		    "unknown key 'arg' in seccomp.rules[0] (expected one of: syscall, action, args)");
+	check_error("seccomp: {rules: {syscall: s}}\n", 1, 18, "seccomp.rules is a mapping (expected a sequence");
+}
+
+static void test_seccomp_rule_conflicts(void **state)
+{
+	(void)state;
+	check_error("seccomp:\n  rules:\n"
+		    "    - {syscall: s, action: allow, args: [{index: 0, op: eq, value: 1}]}\n"
+		    "    - {syscall: s, action: deny, args: [{index: 0, op: eq, value: 2}]}\n", 4, 17,
+		    "seccomp.rules[1] denies 's', which seccomp.rules[0] allows (expected either allow rules or one deny rule per syscall)");
+	check_error("seccomp:\n  rules:\n"
+		    "    - {syscall: s, action: deny, args: [{index: 0, op: eq, value: 1}]}\n"
+		    "    - {syscall: s, action: deny, args: [{index: 1, op: eq, value: 2}]}\n", 4, 17,
+		    "seccomp.rules[1] is a second deny rule for 's' (expected one deny rule per syscall; first is seccomp.rules[0])");
+	check_error("seccomp:\n  allow: [kcmp]\n"
+		    "  rules: [{syscall: kcmp, action: allow, args: [{index: 0, op: eq, value: 1}]}]\n", 3, 21,
+		    "seccomp.rules[0] allows 'kcmp', which seccomp.allow allows without conditions (expected a rule that changes something)");
+	check_error("seccomp:\n  deny: [chmod]\n"
+		    "  rules: [{syscall: chmod, action: deny, args: [{index: 1, op: eq, value: 0x1ff}]}]\n", 3, 21,
+		    "seccomp.rules[0] denies 'chmod', which seccomp.deny denies without conditions (expected a rule that changes something)");
+	check_error("seccomp:\n  deny: [chmod]\n"
+		    "  rules: [{syscall: chmod, action: allow, args: [{index: 1, op: eq, value: 0x1ff}]}]\n", 3, 21,
+		    "seccomp.rules[0] allows 'chmod', which seccomp.deny denies without conditions (expected a syscall either in seccomp.deny or in allow rules)");
+	/* allow rules next to an outright allow of another syscall, and deny rule next to allow */
+	struct pol_policy *p = parse_ok("seccomp:\n  allow: [kcmp]\n"
+					"  rules: [{syscall: kcmp, action: deny, args: [{index: 0, op: eq, value: 1}]}]\n");
+	pol_free(p);
+}
+
+/* ---- unsafe and binds ---- */
+
+static void test_unsafe_new_names(void **state)
+{
+	struct pol_policy *p = parse_ok("unsafe: [bind-host-root, bind-container-socket, bind-kernel-fs]\n");
+	(void)state;
+	assert_int_equal(p->unsafe, POL_UNSAFE_BIND_HOST_ROOT | POL_UNSAFE_BIND_SOCKET |
+					    POL_UNSAFE_BIND_KERNEL_FS);
+	pol_free(p);
+	assert_string_equal(pol_unsafe_name(POL_UNSAFE_NO_CGROUP), "no-cgroup");
+	assert_string_equal(pol_unsafe_name(POL_UNSAFE_IO_URING), "io_uring");
+	assert_string_equal(pol_unsafe_name(POL_UNSAFE_BIND_HOST_ROOT), "bind-host-root");
+	assert_string_equal(pol_unsafe_name(POL_UNSAFE_BIND_SOCKET), "bind-container-socket");
+	assert_string_equal(pol_unsafe_name(POL_UNSAFE_BIND_KERNEL_FS), "bind-kernel-fs");
+	assert_null(pol_unsafe_name(1u << 31));
+	assert_null(pol_unsafe_name(POL_UNSAFE_NO_CGROUP | POL_UNSAFE_IO_URING));
+}
+
+static void test_names(void **state)
+{
+	static const char *const ns[] = { "user", "pid", "mount", "net", "uts", "ipc", "cgroup" };
+	(void)state;
+	for (int i = 0; i < POL_NS_N; i++)
+		assert_string_equal(pol_ns_name((enum pol_ns)i), ns[i]);
+	assert_null(pol_ns_name(POL_NS_N));
+	assert_string_equal(pol_cmp_op_name(POL_CMP_EQ), "eq");
+	assert_string_equal(pol_cmp_op_name(POL_CMP_MASKED_EQ), "masked_eq");
+	assert_null(pol_cmp_op_name((enum pol_cmp_op)99));
+	assert_string_equal(pol_network_name(POL_NET_NONE), "none");
+}
+
+static void test_bind_host_root(void **state)
+{
+	struct pol_policy *p;
+	(void)state;
+	check_error("filesystem: {binds: [{src: /, dst: /host}]}\n", 1, 28,
+		    "filesystem.binds[0].src '/' would expose the whole host (expected a narrower path, or unsafe: [bind-host-root])");
+	/* unsafe applies to the whole file, wherever it stands */
+	p = parse_ok("filesystem: {binds: [{src: /, dst: /host}]}\nunsafe: [bind-host-root]\n");
+	assert_string_equal(p->binds[0].src, "/");
+	assert_int_equal(p->unsafe, POL_UNSAFE_BIND_HOST_ROOT);
+	pol_free(p);
+	/* the other keys do not allow it */
+	check_error("unsafe: [bind-kernel-fs, bind-container-socket]\nfilesystem: {binds: [{src: /, dst: /host}]}\n",
+		    2, 28, "unsafe: [bind-host-root]");
+}
+
+static void test_bind_kernel_fs(void **state)
+{
+	static const struct {
+		const char *path, *tree;
+	} src[] = {
+		{ "/proc", "/proc" }, { "/proc/self", "/proc" }, { "/sys", "/sys" },
+		{ "/sys/fs/cgroup", "/sys" }, { "/dev", "/dev" }, { "/dev/dri", "/dev" },
+	}, dst[] = {
+		{ "/proc", "/proc" }, { "/proc/sys", "/proc" }, { "/proc/1/root", "/proc" },
+		{ "/sys", "/sys" }, { "/sys/fs/cgroup", "/sys" }, { "/dev", "/dev" },
+		{ "/dev/shm", "/dev" }, { "/dev/null", "/dev" },
+	};
+	(void)state;
+	for (size_t i = 0; i < ELEMENTSOF(src); i++) {
+		_cleanup_free_ char *y = fmt("filesystem: {binds: [{src: %s, dst: /host}]}\n", src[i].path);
+		_cleanup_free_ char *ok = fmt("unsafe: [bind-kernel-fs]\nfilesystem: {binds: [{src: %s, dst: /host}]}\n", src[i].path);
+		_cleanup_free_ char *msg = fmt("filesystem.binds[0].src '%s' would expose the host's %s (expected a path outside /proc, /dev and /sys, or unsafe: [bind-kernel-fs])",
+					       src[i].path, src[i].tree);
+		check_error(y, 1, 28, msg);
+		pol_free(parse_ok(ok));
+	}
+	for (size_t i = 0; i < ELEMENTSOF(dst); i++) {
+		_cleanup_free_ char *y = fmt("filesystem: {binds: [{src: /srv, dst: %s}]}\n", dst[i].path);
+		_cleanup_free_ char *ok = fmt("filesystem: {binds: [{src: /srv, dst: %s}]}\nunsafe: [bind-kernel-fs]\n", dst[i].path);
+		_cleanup_free_ char *msg = fmt("filesystem.binds[0].dst '%s': bind target would cover a guarantee, the sandbox's own %s (expected a path outside /proc, /dev and /sys, or unsafe: [bind-kernel-fs])",
+					       dst[i].path, dst[i].tree);
+		check_error(y, 1, 39, msg);
+		pol_free(parse_ok(ok));
+	}
+}
+
+static void test_bind_always_refused(void **state)
+{
+	static const char *const dst[] = { "/", "/tmp", "/workspace", "/etc", "/etc/passwd", "/etc/group" };
+	(void)state;
+	for (size_t i = 0; i < ELEMENTSOF(dst); i++) {
+		_cleanup_free_ char *y = fmt("unsafe: [bind-host-root, bind-container-socket, bind-kernel-fs]\n"
+					     "filesystem: {binds: [{src: /srv, dst: %s}]}\n", dst[i]);
+		_cleanup_free_ char *msg = fmt("filesystem.binds[0].dst '%s': bind target would cover a guarantee (expected a path other than /, /tmp, /workspace, /etc, /etc/passwd and /etc/group)", dst[i]);
+		check_error(y, 2, 39, msg);
+	}
+}
+
+static void test_bind_container_socket(void **state)
+{
+	static const char *const sockets[] = {
+		"/var/run/docker.sock", "/run/docker.sock", "/run/containerd/containerd.sock",
+		"/run/podman/podman.sock", "/var/run/containerd/containerd.sock",
+		"/home/u/.docker/run/docker.sock", "/run/user/1000/podman/podman.sock", "/srv/mydocker.sock",
+	};
+	static const struct {
+		const char *dir, *socket;
+	} dirs[] = {
+		{ "/run", "/run/docker.sock" }, { "/var/run", "/var/run/docker.sock" },
+		{ "/var", "/var/run/docker.sock" }, { "/run/containerd", "/run/containerd/containerd.sock" },
+		{ "/run/podman", "/run/podman/podman.sock" },
+	};
+	(void)state;
+	for (size_t i = 0; i < ELEMENTSOF(sockets); i++) {
+		_cleanup_free_ char *y = fmt("filesystem: {binds: [{src: %s, dst: /s}]}\n", sockets[i]);
+		_cleanup_free_ char *ok = fmt("filesystem: {binds: [{src: %s, dst: /s}]}\nunsafe: [bind-container-socket]\n", sockets[i]);
+		_cleanup_free_ char *msg = fmt("filesystem.binds[0].src '%s' is a container runtime socket, which controls the host (expected another path, or unsafe: [bind-container-socket])", sockets[i]);
+		check_error(y, 1, 28, msg);
+		pol_free(parse_ok(ok));
+	}
+	for (size_t i = 0; i < ELEMENTSOF(dirs); i++) {
+		_cleanup_free_ char *y = fmt("filesystem: {binds: [{src: %s, dst: /s}]}\n", dirs[i].dir);
+		_cleanup_free_ char *ok = fmt("unsafe: [bind-container-socket]\nfilesystem: {binds: [{src: %s, dst: /s}]}\n", dirs[i].dir);
+		_cleanup_free_ char *msg = fmt("filesystem.binds[0].src '%s' holds the container runtime socket %s (expected a narrower path, or unsafe: [bind-container-socket])", dirs[i].dir, dirs[i].socket);
+		check_error(y, 1, 28, msg);
+		pol_free(parse_ok(ok));
+	}
+	/* near misses are fine */
+	pol_free(parse_ok("filesystem: {binds: [{src: /run/user, dst: /a}, {src: /var/lib, dst: /b}, {src: /srv/docker.socket, dst: /c}]}\n"));
+}
+
+static void test_unsafe_dropped_keeps_binds_safe(void **state)
+{
+	(void)state;
+	/* a file that drops the weakening a bind of the same file needs: refused at the bind */
+	check_error("filesystem: {binds: [{src: /proc, dst: /p}]}\nunsafe: [io_uring]\n", 1, 28,
+		    "unsafe: [bind-kernel-fs]");
+}
+
+/* ---- relative bind sources ---- */
+
+static struct pol_policy *parse_file_ok(const char *path, const char *yaml)
+{
+	struct pol_policy *p = NULL;
+	struct pol_diag d = { 0 };
+	int r = pol_parse_file(path, yaml, strlen(yaml), NULL, NULL, &p, &d);
+	if (r != 0)
+		print_error("unexpected failure %d at %s:%u:%u: %s\n", r, d.file, d.line, d.column, d.message);
+	assert_int_equal(r, 0);
+	return p;
+}
+
+static void check_file_error(const char *path, const char *yaml, unsigned line, unsigned column,
+			     const char *msg)
+{
+	struct pol_policy *p = sentinel;
+	struct pol_diag d = { 0 };
+	int r = pol_parse_file(path, yaml, strlen(yaml), NULL, NULL, &p, &d);
+	if (r != -EINVAL || d.line != line || d.column != column || strcmp(d.message, msg))
+		print_error("got %d at %s:%u:%u: %s\nwanted %u:%u: %s\n", r, d.file, d.line,
+			    d.column, d.message, line, column, msg);
+	assert_int_equal(r, -EINVAL);
+	assert_ptr_equal(p, sentinel);
+	assert_string_equal(d.file, path);
+	assert_int_equal(d.line, line);
+	assert_int_equal(d.column, column);
+	assert_string_equal(d.message, msg);
+}
+
+static void test_bind_relative_src(void **state)
+{
+	struct pol_policy *p = parse_file_ok("/home/u/proj/warden.yaml",
+					     "filesystem:\n"
+					     "  binds:\n"
+					     "    - {src: tools, dst: /opt/tools}\n"
+					     "    - {src: ./cache/x, dst: /opt/cache}\n"
+					     "    - {src: a/./b/., dst: /opt/ab}\n"
+					     "    - {src: ., dst: /opt/proj}\n"
+					     "    - {src: /abs, dst: /opt/abs}\n");
+	(void)state;
+	assert_string_equal(p->binds[0].src, "/home/u/proj/tools");
+	assert_string_equal(p->binds[1].src, "/home/u/proj/cache/x");
+	assert_string_equal(p->binds[2].src, "/home/u/proj/a/b");
+	assert_string_equal(p->binds[3].src, "/home/u/proj");
+	assert_string_equal(p->binds[4].src, "/abs");
+	pol_free(p);
+	/* a file in / */
+	p = parse_file_ok("/p.yaml", "filesystem: {binds: [{src: srv/x, dst: /x}]}\n");
+	assert_string_equal(p->binds[0].src, "/srv/x");
+	pol_free(p);
+}
+
+static void test_bind_relative_src_bad(void **state)
+{
+	(void)state;
+	check_file_error("/home/u/p.yaml", "filesystem: {binds: [{src: ../x, dst: /x}]}\n", 1, 28,
+			 "filesystem.binds[0].src '../x' has a '..' component (expected a path below the policy file's directory, or an absolute one)");
+	check_file_error("/home/u/p.yaml", "filesystem: {binds: [{src: a/../../x, dst: /x}]}\n", 1, 28,
+			 "filesystem.binds[0].src 'a/../../x' has a '..' component (expected a path below the policy file's directory, or an absolute one)");
+	check_file_error("/home/u/p.yaml", "filesystem: {binds: [{src: a//b, dst: /x}]}\n", 1, 28,
+			 "filesystem.binds[0].src 'a//b' has an empty component or a trailing / (expected a normalised path)");
+	check_file_error("/home/u/p.yaml", "filesystem: {binds: [{src: a/, dst: /x}]}\n", 1, 28,
+			 "filesystem.binds[0].src 'a/' has an empty component or a trailing / (expected a normalised path)");
+	check_file_error("/home/u/p.yaml", "filesystem: {binds: [{src: \"\", dst: /x}]}\n", 1, 28,
+			 "filesystem.binds[0].src '' has an empty component or a trailing / (expected a normalised path)");
+	/* no usable location: a relative name, or one that is not normalised */
+	check_file_error("p.yaml", "filesystem: {binds: [{src: x, dst: /x}]}\n", 1, 28,
+			 "filesystem.binds[0].src 'x' is relative, and 'p.yaml' is not a normalised absolute file path to resolve it against (expected a path starting with /)");
+	check_file_error("/a/../p.yaml", "filesystem: {binds: [{src: x, dst: /x}]}\n", 1, 28,
+			 "filesystem.binds[0].src 'x' is relative, and '/a/../p.yaml' is not a normalised absolute file path to resolve it against (expected a path starting with /)");
+	/* resolved paths go through the same checks as absolute ones */
+	check_file_error("/p.yaml", "filesystem: {binds: [{src: ., dst: /x}]}\n", 1, 28,
+			 "filesystem.binds[0].src '/' would expose the whole host (expected a narrower path, or unsafe: [bind-host-root])");
+	check_file_error("/p.yaml", "filesystem: {binds: [{src: proc/1, dst: /x}]}\n", 1, 28,
+			 "filesystem.binds[0].src '/proc/1' would expose the host's /proc (expected a path outside /proc, /dev and /sys, or unsafe: [bind-kernel-fs])");
+	check_file_error("/run/p.yaml", "filesystem: {binds: [{src: docker.sock, dst: /x}]}\n", 1, 28,
+			 "filesystem.binds[0].src '/run/docker.sock' is a container runtime socket, which controls the host (expected another path, or unsafe: [bind-container-socket])");
+}
+
+static void test_bind_relative_src_length(void **state)
+{
+	/* "/d/" + 4092 bytes = 4095: fine; one more resolves past PATH_MAX */
+	_cleanup_free_ char *rel = malloc(PATH_MAX);
+	(void)state;
+	for (size_t i = 0; i < PATH_MAX - 4; i++)
+		rel[i] = (i % 200 == 199) ? '/' : 'r';
+	rel[PATH_MAX - 5] = 'r';
+	rel[PATH_MAX - 4] = '\0';
+	{
+		_cleanup_free_ char *y = fmt("filesystem: {binds: [{src: %s, dst: /x}]}\n", rel);
+		struct pol_policy *p = parse_file_ok("/d/p.yaml", y);
+		assert_int_equal(strlen(p->binds[0].src), PATH_MAX - 1);
+		pol_free(p);
+	}
+	{
+		_cleanup_free_ char *y = fmt("filesystem: {binds: [{src: %sr, dst: /x}]}\n", rel);
+		struct pol_policy *p = sentinel;
+		struct pol_diag d = { 0 };
+		assert_int_equal(pol_parse_file("/d/p.yaml", y, strlen(y), NULL, NULL, &p, &d), -EINVAL);
+		assert_int_equal(d.column, 28);
+		assert_non_null(strstr(d.message, "resolves to a path of 4096 bytes (expected less than 4096)"));
+	}
+}
+
+static void test_default_has_no_location(void **state)
+{
+	struct pol_policy *p = parse_ok("{}\n");
+	(void)state;
+	/* the default layer is recorded first, the file last */
+	assert_int_equal(p->n_sources, 2);
+	assert_string_equal(p->sources[0], "<default>");
+	assert_string_equal(p->sources[1], TEST_FILE);
+	assert_null(p->sources[2]);
+	pol_free(p);
+	/* the default handed in as a file is one layer */
+	{
+		size_t len = 0;
+		const char *y = pol_default_yaml(&len);
+		assert_int_equal(pol_parse("<default>", y, len, &p, NULL), 0);
+		assert_int_equal(p->n_sources, 1);
+		pol_free(p);
+	}
+}
+
+/* ---- extends ---- */
+
+/* A loader over a fixed table of in-memory files. */
+struct mem_file {
+	const char *path;
+	const char *text;
+};
+
+struct mem_fs {
+	const struct mem_file *files;
+	size_t n_files;
+	int fail_with;   /* non-zero: every load fails with this */
+	size_t oversize; /* non-zero: every load returns this many bytes of '#' */
+	unsigned loads;
+};
+
+static int mem_load(void *ctx, const char *abs_path, char **out_buf, size_t *out_len)
+{
+	struct mem_fs *fs = ctx;
+	fs->loads++;
+	assert_true(abs_path[0] == '/');
+	if (fs->fail_with)
+		return fs->fail_with;
+	if (fs->oversize) {
+		char *b = malloc(fs->oversize);
+		assert_non_null(b);
+		memset(b, '#', fs->oversize);
+		*out_buf = b;
+		*out_len = fs->oversize;
+		return 0;
+	}
+	for (size_t i = 0; i < fs->n_files; i++) {
+		if (strcmp(fs->files[i].path, abs_path))
+			continue;
+		*out_buf = strdup(fs->files[i].text);
+		assert_non_null(*out_buf);
+		*out_len = strlen(fs->files[i].text);
+		return 0;
+	}
+	return -ENOENT;
+}
+
+static struct pol_policy *parse_mem_ok(struct mem_fs *fs, const char *path, const char *yaml)
+{
+	struct pol_policy *p = NULL;
+	struct pol_diag d = { 0 };
+	int r = pol_parse_file(path, yaml, strlen(yaml), mem_load, fs, &p, &d);
+	if (r != 0)
+		print_error("unexpected failure %d at %s:%u:%u: %s\n", r, d.file, d.line, d.column, d.message);
+	assert_int_equal(r, 0);
+	return p;
+}
+
+static void check_mem_error(struct mem_fs *fs, const char *path, const char *yaml, int err,
+			    const char *file, unsigned line, unsigned column, const char *msg)
+{
+	struct pol_policy *p = sentinel;
+	struct pol_diag d = { 0 };
+	int r = pol_parse_file(path, yaml, strlen(yaml), mem_load, fs, &p, &d);
+	if (r != err || strcmp(d.file, file) || d.line != line || d.column != column ||
+	    strcmp(d.message, msg))
+		print_error("got %d at %s:%u:%u: %s\nwanted %d at %s:%u:%u: %s\n", r, d.file,
+			    d.line, d.column, d.message, err, file, line, column, msg);
+	assert_int_equal(r, err);
+	assert_ptr_equal(p, sentinel);
+	assert_string_equal(d.file, file);
+	assert_int_equal(d.line, line);
+	assert_int_equal(d.column, column);
+	assert_string_equal(d.message, msg);
+}
+
+static void test_extends_default(void **state)
+{
+	struct pol_policy *p = parse_ok("extends: default\nhostname: box\n");
+	(void)state;
+	assert_string_equal(p->hostname, "box");
+	assert_int_equal(p->uid, 1000);
+	assert_int_equal(p->n_sources, 2);
+	assert_string_equal(p->sources[0], "<default>");
+	assert_string_equal(p->sources[1], TEST_FILE);
+	pol_free(p);
+	/* wherever it stands in the file */
+	p = parse_ok("hostname: box\nextends: default\n");
+	assert_string_equal(p->hostname, "box");
+	pol_free(p);
+}
+
+static void test_extends_without_loader(void **state)
+{
+	(void)state;
+	check_error("extends: base.yaml\n", 1, 10,
+		    "extends 'base.yaml' names a file, and this policy is parsed without file access (expected default)");
+	check_error("extends: /etc/warden/base.yaml\n", 1, 10, "names a file, and this policy is parsed without file access");
+}
+
+static void test_extends_values(void **state)
+{
+	struct mem_fs fs = { 0 };
+	(void)state;
+	check_mem_error(&fs, "/p/my.yaml", "extends: [a.yaml]\n", -EINVAL, "/p/my.yaml", 1, 10,
+			"extends is a sequence (expected default or the path of a policy file)");
+	check_mem_error(&fs, "/p/my.yaml", "extends:\n", -EINVAL, "/p/my.yaml", 1, 9,
+			"extends is empty (expected default or the path of a policy file)");
+	check_mem_error(&fs, "/p/my.yaml", "extends: \"\"\n", -EINVAL, "/p/my.yaml", 1, 10,
+			"extends '' has an empty component or a trailing / (expected a normalised path)");
+	check_mem_error(&fs, "/p/my.yaml", "extends: ../base.yaml\n", -EINVAL, "/p/my.yaml", 1, 10,
+			"extends '../base.yaml' has a '..' component (expected a path below the policy file's directory, or an absolute one)");
+	check_mem_error(&fs, "/p/my.yaml", "extends: /etc/../base.yaml\n", -EINVAL, "/p/my.yaml", 1, 10,
+			"extends '/etc/../base.yaml' has a '..' component (expected a normalised path without ..)");
+	check_mem_error(&fs, "my.yaml", "extends: base.yaml\n", -EINVAL, "my.yaml", 1, 10,
+			"extends 'base.yaml' is relative, and 'my.yaml' is not a normalised absolute file path to resolve it against (expected a path starting with /)");
+	check_mem_error(&fs, "/p/my.yaml", "extends: default\nhostname: x\nextends: default\n", -EINVAL,
+			"/p/my.yaml", 3, 1,
+			"duplicate key 'extends' in the top level (expected each key once; first at line 1)");
+	check_mem_error(&fs, "/p/my.yaml", "unsafe: []\nunsafe: [io_uring]\n", -EINVAL, "/p/my.yaml", 2, 1,
+			"duplicate key 'unsafe' in the top level (expected each key once; first at line 1)");
+	check_mem_error(&fs, "/p/my.yaml", "extend: default\n", -EINVAL, "/p/my.yaml", 1, 1,
+			"unknown key 'extend' in the top level (expected one of: extends, user, hostname, filesystem, namespaces, capabilities, network, env, seccomp, limits, unsafe)");
+	assert_int_equal(fs.loads, 0);
+}
+
+static void test_extends_chain(void **state)
+{
+	static const struct mem_file files[] = {
+		{ "/etc/warden/base.yaml", "extends: default\nhostname: base\nlimits: {memory: 8G, pids: 99}\nenv: {pass: [TERM, HOME]}\n" },
+		{ "/etc/warden/team.yaml", "extends: base.yaml\nlimits: {pids: 50}\nunsafe: [io_uring]\n" },
+	};
+	struct mem_fs fs = { files, ELEMENTSOF(files), 0, 0, 0 };
+	struct pol_policy *p = parse_mem_ok(&fs, "/home/u/my.yaml",
+					    "extends: /etc/warden/team.yaml\nhostname: mine\n");
+	(void)state;
+	assert_int_equal(fs.loads, 2);
+	assert_string_equal(p->hostname, "mine");          /* the file wins */
+	assert_int_equal(p->pids, 50);                      /* team over base */
+	assert_int_equal(p->memory_bytes, UINT64_C(8) << 30); /* base over the default */
+	assert_int_equal(p->nofile, 4096);                  /* the default */
+	assert_int_equal(p->n_env_pass, 2);
+	assert_int_equal(p->unsafe, POL_UNSAFE_IO_URING);
+	assert_int_equal(p->n_sources, 4);
+	assert_string_equal(p->sources[0], "<default>");
+	assert_string_equal(p->sources[1], "/etc/warden/base.yaml");
+	assert_string_equal(p->sources[2], "/etc/warden/team.yaml");
+	assert_string_equal(p->sources[3], "/home/u/my.yaml");
+	assert_null(p->sources[4]);
+	pol_free(p);
+}
+
+static void test_extends_relative(void **state)
+{
+	static const struct mem_file files[] = {
+		{ "/w/policies/sub/base.yaml", "extends: ./inner/core.yaml\nfilesystem: {binds: [{src: tools, dst: /opt/tools}]}\n" },
+		{ "/w/policies/sub/inner/core.yaml", "hostname: core\nfilesystem: {binds: [{src: ., dst: /opt/core}]}\n" },
+	};
+	struct mem_fs fs = { files, ELEMENTSOF(files), 0, 0, 0 };
+	struct pol_policy *p = parse_mem_ok(&fs, "/w/policies/my.yaml", "extends: sub/base.yaml\n");
+	(void)state;
+	assert_string_equal(p->hostname, "core");
+	/* each file's relative paths resolve against its own directory */
+	assert_int_equal(p->n_binds, 1);
+	assert_string_equal(p->binds[0].src, "/w/policies/sub/tools");
+	assert_string_equal(p->sources[1], "/w/policies/sub/inner/core.yaml");
+	assert_string_equal(p->sources[2], "/w/policies/sub/base.yaml");
+	assert_string_equal(p->sources[3], "/w/policies/my.yaml");
+	pol_free(p);
+}
+
+static void test_extends_error_location(void **state)
+{
+	static const struct mem_file files[] = {
+		{ "/p/base.yaml", "hostname: ok\nlimits:\n  memory: 1X\n" },
+		{ "/p/mid.yaml", "extends: base.yaml\n" },
+		{ "/p/syntax.yaml", "user: {uid: 1\n" },
+	};
+	struct mem_fs fs = { files, ELEMENTSOF(files), 0, 0, 0 };
+	(void)state;
+	check_mem_error(&fs, "/p/my.yaml", "hostname: a\nextends: mid.yaml\n", -EINVAL, "/p/base.yaml",
+			3, 11,
+			"limits.memory '1X' is not a valid number (expected bytes or a number with a K, M, G or T suffix, like 512M)");
+	check_mem_error(&fs, "/p/my.yaml", "extends: syntax.yaml\n", -EINVAL, "/p/syntax.yaml", 2, 1,
+			"did not find expected ',' or '}' while parsing a flow mapping (expected valid YAML)");
+	/* a file's own errors still come from the file, after what it extends was applied */
+	check_mem_error(&fs, "/p/my.yaml", "extends: /p/mid.yaml\nhostname: a_b\n", -EINVAL, "/p/base.yaml",
+			3, 11, "limits.memory '1X' is not a valid number (expected bytes or a number with a K, M, G or T suffix, like 512M)");
+}
+
+static void test_extends_cycle(void **state)
+{
+	static const struct mem_file files[] = {
+		{ "/p/a.yaml", "extends: b.yaml\n" },
+		{ "/p/b.yaml", "hostname: b\nextends: /p/a.yaml\n" },
+		{ "/p/self.yaml", "extends: ./self.yaml\n" },
+	};
+	struct mem_fs fs = { files, ELEMENTSOF(files), 0, 0, 0 };
+	(void)state;
+	check_mem_error(&fs, "/p/a.yaml", "extends: b.yaml\n", -EINVAL, "/p/b.yaml", 2, 10,
+			"extends cycle: /p/a.yaml -> /p/b.yaml -> /p/a.yaml (expected a chain of files that ends at default)");
+	check_mem_error(&fs, "/p/self.yaml", "extends: ./self.yaml\n", -EINVAL, "/p/self.yaml", 1, 10,
+			"extends cycle: /p/self.yaml -> /p/self.yaml (expected a chain of files that ends at default)");
+	/* the cycle need not include the outermost file */
+	check_mem_error(&fs, "/p/my.yaml", "extends: a.yaml\n", -EINVAL, "/p/b.yaml", 2, 10,
+			"extends cycle: /p/a.yaml -> /p/b.yaml -> /p/a.yaml (expected a chain of files that ends at default)");
+}
+
+static void test_extends_depth(void **state)
+{
+	/* /d/f1.yaml extends f2.yaml ... f9.yaml extends default */
+	struct mem_file files[9];
+	char *texts[9];
+	char *paths[9];
+	struct mem_fs fs = { files, ELEMENTSOF(files), 0, 0, 0 };
+	struct pol_policy *p;
+	(void)state;
+	for (size_t i = 0; i < 9; i++) {
+		paths[i] = fmt("/d/f%zu.yaml", i + 1);
+		texts[i] = i + 1 < 9 ? fmt("extends: f%zu.yaml\nlimits: {pids: %zu}\n", i + 2, i + 1)
+				     : fmt("extends: default\nlimits: {pids: 9}\n");
+		files[i].path = paths[i];
+		files[i].text = texts[i];
+	}
+	/* 8 files in the chain, counting the first: fine */
+	p = parse_mem_ok(&fs, "/d/f2.yaml", texts[1]);
+	assert_int_equal(p->pids, 2);
+	assert_int_equal(p->n_sources, 9);
+	assert_string_equal(p->sources[1], "/d/f9.yaml");
+	pol_free(p);
+	/* 9: the eighth file's extends is one too many */
+	check_mem_error(&fs, "/d/f1.yaml", texts[0], -EINVAL, "/d/f8.yaml", 1, 10,
+			"extends 'f9.yaml' makes a chain of more than 8 files (expected at most 8 policy files, counting the first)");
+	for (size_t i = 0; i < 9; i++) {
+		free(paths[i]);
+		free(texts[i]);
+	}
+}
+
+static void test_extends_loader_errors(void **state)
+{
+	struct mem_fs fs = { NULL, 0, 0, 0, 0 };
+	struct pol_policy *p = sentinel;
+	struct pol_diag d = { 0 };
+	(void)state;
+	check_mem_error(&fs, "/p/my.yaml", "hostname: x\nextends: gone.yaml\n", -EINVAL, "/p/my.yaml", 2, 10,
+			"extends 'gone.yaml': '/p/gone.yaml' cannot be read: No such file or directory (expected a readable policy file)");
+	fs.fail_with = -EACCES;
+	check_mem_error(&fs, "/p/my.yaml", "extends: /srv/x.yaml\n", -EINVAL, "/p/my.yaml", 1, 10,
+			"extends '/srv/x.yaml': '/srv/x.yaml' cannot be read: Permission denied (expected a readable policy file)");
+	fs.fail_with = -E2BIG;
+	check_mem_error(&fs, "/p/my.yaml", "extends: big.yaml\n", -E2BIG, "/p/my.yaml", 1, 10,
+			"extends 'big.yaml': '/p/big.yaml' is over 262144 bytes (expected at most 262144 bytes)");
+	fs.fail_with = 0;
+	fs.oversize = POL_MAX_INPUT_BYTES + 1;
+	check_mem_error(&fs, "/p/my.yaml", "extends: big.yaml\n", -E2BIG, "/p/my.yaml", 1, 10,
+			"extends 'big.yaml': '/p/big.yaml' is over 262144 bytes (expected at most 262144 bytes)");
+	fs.oversize = 0;
+	fs.fail_with = -ENOMEM;
+	assert_int_equal(pol_parse_file("/p/my.yaml", "extends: x.yaml", 15, mem_load, &fs, &p, &d), -ENOMEM);
+	assert_ptr_equal(p, sentinel);
+	assert_non_null(strstr(d.message, "out of memory"));
+}
+
+static void test_extends_unsafe_layers(void **state)
+{
+	static const struct mem_file files[] = {
+		{ "/p/base.yaml", "filesystem: {binds: [{src: /dev/dri, dst: /dev/dri}]}\nunsafe: [bind-kernel-fs]\n" },
+	};
+	struct mem_fs fs = { files, ELEMENTSOF(files), 0, 0, 0 };
+	struct pol_policy *p;
+	(void)state;
+	/* inherited binds and inherited unsafe */
+	p = parse_mem_ok(&fs, "/p/my.yaml", "extends: base.yaml\nhostname: x\n");
+	assert_int_equal(p->unsafe, POL_UNSAFE_BIND_KERNEL_FS);
+	pol_free(p);
+	/* dropping the weakening an inherited bind needs: refused at the file's unsafe */
+	check_mem_error(&fs, "/p/my.yaml", "extends: base.yaml\nunsafe: [io_uring]\n", -EINVAL, "/p/my.yaml", 2, 9,
+			"unsafe leaves out bind-kernel-fs, which filesystem.binds[0] (src '/dev/dri', dst '/dev/dri') needs (expected unsafe to name bind-kernel-fs while that bind is in effect)");
+	check_mem_error(&fs, "/p/my.yaml", "extends: base.yaml\nfilesystem: {etc: []}\nunsafe: []\n", -EINVAL, "/p/my.yaml", 3, 9,
+			"unsafe leaves out bind-kernel-fs, which filesystem.binds[0] (src '/dev/dri', dst '/dev/dri') needs (expected unsafe to name bind-kernel-fs while that bind is in effect)");
+	/* replacing the binds as well is fine */
+	p = parse_mem_ok(&fs, "/p/my.yaml", "extends: base.yaml\nunsafe: []\nfilesystem: {binds: []}\n");
+	assert_int_equal(p->unsafe, 0);
+	assert_int_equal(p->n_binds, 0);
+	pol_free(p);
+}
+
+static void test_extends_unsafe_layers_other_keys(void **state)
+{
+	static const struct mem_file files[] = {
+		{ "/p/root.yaml", "filesystem: {binds: [{src: /, dst: /host}]}\nunsafe: [bind-host-root]\n" },
+		{ "/p/sock.yaml", "filesystem: {binds: [{src: /run, dst: /hostrun}]}\nunsafe: [bind-container-socket]\n" },
+	};
+	struct mem_fs fs = { files, ELEMENTSOF(files), 0, 0, 0 };
+	(void)state;
+	check_mem_error(&fs, "/p/my.yaml", "extends: root.yaml\nunsafe: [bind-kernel-fs]\n", -EINVAL, "/p/my.yaml", 2, 9,
+			"unsafe leaves out bind-host-root, which filesystem.binds[0] (src '/', dst '/host') needs (expected unsafe to name bind-host-root while that bind is in effect)");
+	check_mem_error(&fs, "/p/my.yaml", "extends: sock.yaml\nunsafe: [no-cgroup]\n", -EINVAL, "/p/my.yaml", 2, 9,
+			"unsafe leaves out bind-container-socket, which filesystem.binds[0] (src '/run', dst '/hostrun') needs (expected unsafe to name bind-container-socket while that bind is in effect)");
+}
+
+static void test_extends_seccomp_layers(void **state)
+{
+	static const struct mem_file files[] = {
+		{ "/p/base.yaml", "seccomp: {rules: [{syscall: kcmp, action: allow, args: [{index: 0, op: eq, value: 1}]}]}\n" },
+	};
+	struct mem_fs fs = { files, ELEMENTSOF(files), 0, 0, 0 };
+	(void)state;
+	/* a later layer's list that contradicts an inherited rule: refused at the list entry */
+	check_mem_error(&fs, "/p/my.yaml", "extends: base.yaml\nseccomp:\n  deny: [chmod, kcmp]\n", -EINVAL,
+			"/p/my.yaml", 3, 17,
+			"seccomp.deny[1] 'kcmp' denies what seccomp.rules[0] allows under conditions (expected a syscall either in seccomp.deny or in allow rules)");
+}
+
+/* ---- printing ---- */
+
+static void check_round_trip(const struct pol_policy *p)
+{
+	_cleanup_free_ char *yaml = NULL, *again = NULL;
+	struct pol_policy *q = NULL;
+	struct pol_diag d = { 0 };
+	int r;
+
+	assert_int_equal(pol_to_yaml(p, &yaml), 0);
+	r = pol_parse("printed.yaml", yaml, strlen(yaml), &q, &d);
+	if (r != 0)
+		print_error("re-parse failed at %u:%u: %s\n%s\n", d.line, d.column, d.message, yaml);
+	assert_int_equal(r, 0);
+	assert_true(pol_equal(p, q));
+	/* printing is stable: the printed policy prints the same body */
+	assert_int_equal(pol_to_yaml(q, &again), 0);
+	assert_string_equal(strstr(yaml, "\nuser:"), strstr(again, "\nuser:"));
+	pol_free(q);
+}
+
+static void test_yaml_round_trip_default(void **state)
+{
+	struct pol_policy *p = parse_ok("{}\n");
+	_cleanup_free_ char *yaml = NULL;
+	(void)state;
+	check_round_trip(p);
+	assert_int_equal(pol_to_yaml(p, &yaml), 0);
+	/* every section, in the default's order, with readable units */
+	assert_non_null(strstr(yaml, "# The effective policy. Sources, outermost last:\n#   <default>\n#   test.yaml\n"));
+	assert_non_null(strstr(yaml, "\nuser:\n  uid: 1000\n"));
+	assert_non_null(strstr(yaml, "  host_ids: {base: 2000000000, count: 65536}\n"));
+	assert_non_null(strstr(yaml, "  - {src: /lib64, dst: /lib64, mode: ro, optional: true}\n"));
+	assert_non_null(strstr(yaml, "namespaces:\n  user: true\n  pid: true\n"));
+	assert_non_null(strstr(yaml, "capabilities:\n  keep: []\nnetwork: none\n"));
+	assert_non_null(strstr(yaml, "  memory: 4G\n"));
+	assert_non_null(strstr(yaml, "  wall: 0\n"));
+	assert_non_null(strstr(yaml, "\nunsafe: []\n"));
+	assert_true(strstr(yaml, "\nuser:") < strstr(yaml, "\nhostname:"));
+	assert_true(strstr(yaml, "\nhostname:") < strstr(yaml, "\nfilesystem:"));
+	assert_true(strstr(yaml, "\nfilesystem:") < strstr(yaml, "\nnamespaces:"));
+	assert_true(strstr(yaml, "\nnetwork:") < strstr(yaml, "\nenv:"));
+	assert_true(strstr(yaml, "\nenv:") < strstr(yaml, "\nseccomp:"));
+	assert_true(strstr(yaml, "\nseccomp:") < strstr(yaml, "\nlimits:"));
+	assert_true(strstr(yaml, "\nlimits:") < strstr(yaml, "\nunsafe:"));
+	pol_free(p);
+}
+
+static void test_yaml_round_trip_examples(void **state)
+{
+	static const char *const examples[] = {
+		"user: {uid: 1500, gid: 1600, name: _build-bot9, host_ids: {base: 100000, count: 1000}}\n"
+		"hostname: box-1.example\n"
+		"filesystem:\n"
+		"  binds: [{src: /srv/cache, dst: /workspace/cache, mode: rw}, {src: /srv/x, dst: /tmp/x, optional: true}]\n"
+		"  etc: [hosts]\n  protect: [.git/hooks, Makefile]\n  allow_create: [Makefile]\n"
+		"  hide: [.env, \"**/.env\", \"secrets/*.pem\", \"[!a]x?\"]\n"
+		"namespaces: {net: false, ipc: false}\n"
+		"capabilities: {keep: [net_bind_service, chown]}\n"
+		"env: {set: ['A=1', \"B=x=y\", C=, 'D=a: b', 'E=#x', \"F=\\\"q\\\"\", \"G=\\t\\n\\x01\", \"H=caf\\u00e9 \\u2028\"], pass: [HOME]}\n"
+		"seccomp:\n  default_action: kill\n  allow: [ptrace, io_uring_setup]\n  deny: [chmod]\n"
+		"  rules:\n"
+		"    - {syscall: ioctl, action: deny, args: [{index: 1, op: masked_eq, value: 0x5400, mask: 0xff00}]}\n"
+		"    - {syscall: personality, action: allow, args: [{index: 0, op: eq, value: 0}, {index: 5, op: ge, value: 18446744073709551615}]}\n"
+		"limits: {memory: 1536K, pids: 64, cpu: 1.25, nofile: 1024, nproc: 32, fsize: 1000, tmpfs: 3T, wall: 1500ms, output: 9223372036854775807}\n"
+		"unsafe: [no-cgroup, io_uring]\n",
+
+		"limits: {cpu: 0.001, wall: 90s, memory: 8388607T}\n",
+		/* strings that are null spellings must come back quoted */
+		"user: {name: \"null\"}\nhostname: \"NULL\"\nenv: {set: [\"A=~\"], pass: [\"Null\"]}\n",
+		"limits: {cpu: 0.05, wall: 2h, output: 1}\n",
+		"limits: {cpu: 8192, wall: 61m}\n",
+		"filesystem: {binds: [], etc: [], protect: [], hide: []}\nenv: {set: [], pass: []}\n",
+		"env: {pass: [null_, \"x\"], set: [\"N=null\", \"T=~\", \"E=\", \"Y=yes\", \"K=key: value\", \"L=- x\", \"Q='\", \"S= lead\", \"Z=trail \"]}\n",
+		("filesystem: {binds: [{src: /, dst: /host}, {src: /proc, dst: /p}, {src: /run/docker.sock, dst: /d}]}\n"
+		 "unsafe: [bind-host-root, bind-kernel-fs, bind-container-socket]\n"),
+	};
+	(void)state;
+	for (size_t i = 0; i < ELEMENTSOF(examples); i++) {
+		struct pol_policy *p = parse_ok(examples[i]);
+		check_round_trip(p);
+		pol_free(p);
+	}
+}
+
+static void test_yaml_units(void **state)
+{
+	struct pol_policy *p = parse_ok("limits: {memory: 1536K, cpu: 1.25, wall: 1500ms, tmpfs: 1025, fsize: 3T, output: 2M}\n"
+					"seccomp: {rules: [{syscall: s, action: allow, args: [{index: 2, op: masked_eq, value: 16, mask: 255}]}]}\n");
+	_cleanup_free_ char *yaml = NULL;
+	(void)state;
+	assert_int_equal(pol_to_yaml(p, &yaml), 0);
+	assert_non_null(strstr(yaml, "  memory: 1536K\n"));
+	assert_non_null(strstr(yaml, "  cpu: 1.25\n"));
+	assert_non_null(strstr(yaml, "  wall: 1500ms\n"));
+	assert_non_null(strstr(yaml, "  tmpfs: 1025\n"));
+	assert_non_null(strstr(yaml, "  fsize: 3T\n"));
+	assert_non_null(strstr(yaml, "  output: 2M\n"));
+	assert_non_null(strstr(yaml, "{index: 2, op: masked_eq, value: 0x10, mask: 0xff}"));
+	pol_free(p);
+}
+
+static void test_json(void **state)
+{
+	struct pol_policy *p = parse_ok("limits: {memory: 8388607T, wall: 10m, cpu: 1.5}\n"
+					"filesystem: {binds: [{src: /opt, dst: /opt, mode: rw}], hide: [.env]}\n"
+					"seccomp: {rules: [{syscall: s, action: deny, args: [{index: 3, op: masked_eq, value: 0x10, mask: 0xffffffffffffffff}]}]}\n"
+					"unsafe: [io_uring, no-cgroup]\n");
+	static const char *const order[] = {
+		"user", "hostname", "filesystem", "namespaces", "capabilities", "network", "env",
+		"seccomp", "limits", "unsafe", "sources",
+	};
+	_cleanup_free_ char *json = NULL;
+	cJSON *root, *item;
+	size_t i = 0;
+	(void)state;
+	assert_int_equal(pol_to_json(p, &json), 0);
+	root = cJSON_Parse(json);
+	assert_non_null(root);
+	cJSON_ArrayForEach(item, root) {
+		assert_true(i < ELEMENTSOF(order));
+		assert_string_equal(item->string, order[i]);
+		i++;
+	}
+	assert_int_equal(i, ELEMENTSOF(order));
+	/* exact integers, past what a double holds */
+	assert_non_null(strstr(json, "\"memory_bytes\":\t9223370937343148032"));
+	assert_non_null(strstr(json, "\"mask\":\t18446744073709551615"));
+	assert_non_null(strstr(json, "\"wall_ms\":\t600000"));
+	assert_non_null(strstr(json, "\"cpu_millicpus\":\t1500"));
+	assert_non_null(strstr(json, "\"tmpfs_bytes\":\t1073741824"));
+	/* nested keys keep the YAML order too */
+	item = cJSON_GetObjectItemCaseSensitive(root, "user")->child;
+	assert_string_equal(item->string, "uid");
+	assert_string_equal(item->next->next->string, "name");
+	assert_string_equal(cJSON_GetStringValue(item->next->next), "agent");
+	assert_string_equal(item->next->next->next->string, "host_ids");
+	item = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "namespaces"), "cgroup");
+	assert_true(cJSON_IsTrue(item));
+	item = cJSON_GetObjectItemCaseSensitive(root, "unsafe");
+	assert_int_equal(cJSON_GetArraySize(item), 2);
+	assert_string_equal(cJSON_GetStringValue(cJSON_GetArrayItem(item, 0)), "no-cgroup");
+	item = cJSON_GetObjectItemCaseSensitive(root, "sources");
+	assert_string_equal(cJSON_GetStringValue(cJSON_GetArrayItem(item, 1)), TEST_FILE);
+	item = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "filesystem"), "binds"), 0);
+	assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(item, "mode")), "rw");
+	assert_true(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(item, "optional")));
+	item = cJSON_GetObjectItemCaseSensitive(root, "seccomp");
+	assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(item, "profile")), "default");
+	item = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(item, "rules"), 0);
+	assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(item, "action")), "deny");
+	cJSON_Delete(root);
+	pol_free(p);
+}
+
+static void test_print_refuses_unprintable(void **state)
+{
+	struct pol_policy *p = parse_ok("{}\n");
+	char *out = (char *)sentinel;
+	char *saved = p->hostname;
+	(void)state;
+	p->hostname = NULL;
+	assert_int_equal(pol_to_yaml(p, &out), -EINVAL);
+	assert_int_equal(pol_to_json(p, &out), -EINVAL);
+	assert_ptr_equal(out, sentinel);
+	p->hostname = saved;
+	p->unsafe |= 1u << 30;
+	assert_int_equal(pol_to_yaml(p, &out), -EINVAL);
+	p->unsafe = 0;
+	p->seccomp_default = (enum pol_seccomp_action)7;
+	assert_int_equal(pol_to_json(p, &out), -EINVAL);
+	p->seccomp_default = POL_SECCOMP_ERRNO;
+	free(p->env_pass[0]);
+	p->env_pass[0] = strdup("\xff\xfe");
+	assert_int_equal(pol_to_yaml(p, &out), -EINVAL);
+	assert_ptr_equal(out, sentinel);
+	pol_free(p);
+}
+
+static void test_pol_equal(void **state)
+{
+	struct pol_policy *a = parse_ok("seccomp: {rules: [{syscall: s, action: allow, args: [{index: 0, op: eq, value: 1}]}]}\n");
+	struct pol_policy *b = parse_ok("seccomp: {rules: [{syscall: s, action: allow, args: [{index: 0, op: eq, value: 1}]}]}\n");
+	(void)state;
+	assert_true(pol_equal(a, b));
+	/* sources do not count */
+	free(b->sources[1]);
+	b->sources[1] = strdup("elsewhere.yaml");
+	assert_true(pol_equal(a, b));
+#define FLIP(field, v)                                   \
+	do {                                             \
+		__typeof__(b->field) saved_ = b->field;  \
+		b->field = (v);                          \
+		assert_false(pol_equal(a, b));           \
+		b->field = saved_;                       \
+		assert_true(pol_equal(a, b));            \
+	} while (0)
+	FLIP(uid, 7);
+	FLIP(host_id_count, 7);
+	FLIP(binds[2].optional, true);
+	FLIP(binds[0].mode, POL_BIND_RW);
+	FLIP(n_binds, 6);
+	FLIP(n_protect, 6);
+	FLIP(n_etc_files, 3);
+	FLIP(n_env_pass, 0);
+	FLIP(namespaces[POL_NS_IPC], false);
+	FLIP(seccomp_default, POL_SECCOMP_KILL);
+	FLIP(seccomp_rules[0].allow, false);
+	FLIP(seccomp_rules[0].conds[0].value, 2);
+	FLIP(seccomp_rules[0].conds[0].index, 3);
+	FLIP(seccomp_rules[0].conds[0].op, POL_CMP_NE);
+	FLIP(seccomp_rules[0].n_conds, 0);
+	FLIP(memory_bytes, 1);
+	FLIP(wall_ms, 1);
+	FLIP(output_bytes, 1);
+	FLIP(unsafe, POL_UNSAFE_IO_URING);
+#undef FLIP
+	free(b->env_set[1]);
+	b->env_set[1] = strdup("LANG=C");
+	assert_false(pol_equal(a, b));
+	pol_free(a);
+	pol_free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1223,6 +2350,50 @@ int main(void)
 		cmocka_unit_test(test_zero_means_none),
 		cmocka_unit_test(test_zero_is_an_error),
 		cmocka_unit_test(test_count_ranges),
+		cmocka_unit_test(test_namespaces),
+		cmocka_unit_test(test_namespaces_locked),
+		cmocka_unit_test(test_namespaces_values),
+		cmocka_unit_test(test_capabilities),
+		cmocka_unit_test(test_capabilities_refused),
+		cmocka_unit_test(test_capabilities_unknown),
+		cmocka_unit_test(test_network),
+		cmocka_unit_test(test_hide_patterns),
+		cmocka_unit_test(test_hide_bad),
+		cmocka_unit_test(test_hide_components),
+		cmocka_unit_test(test_seccomp_profile),
+		cmocka_unit_test(test_seccomp_rules),
+		cmocka_unit_test(test_seccomp_rule_args_bad),
+		cmocka_unit_test(test_seccomp_rule_fields_bad),
+		cmocka_unit_test(test_seccomp_rule_conflicts),
+		cmocka_unit_test(test_unsafe_new_names),
+		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_bind_host_root),
+		cmocka_unit_test(test_bind_kernel_fs),
+		cmocka_unit_test(test_bind_always_refused),
+		cmocka_unit_test(test_bind_container_socket),
+		cmocka_unit_test(test_unsafe_dropped_keeps_binds_safe),
+		cmocka_unit_test(test_bind_relative_src),
+		cmocka_unit_test(test_bind_relative_src_bad),
+		cmocka_unit_test(test_bind_relative_src_length),
+		cmocka_unit_test(test_default_has_no_location),
+		cmocka_unit_test(test_extends_default),
+		cmocka_unit_test(test_extends_without_loader),
+		cmocka_unit_test(test_extends_values),
+		cmocka_unit_test(test_extends_chain),
+		cmocka_unit_test(test_extends_relative),
+		cmocka_unit_test(test_extends_error_location),
+		cmocka_unit_test(test_extends_cycle),
+		cmocka_unit_test(test_extends_depth),
+		cmocka_unit_test(test_extends_loader_errors),
+		cmocka_unit_test(test_extends_unsafe_layers),
+		cmocka_unit_test(test_extends_unsafe_layers_other_keys),
+		cmocka_unit_test(test_extends_seccomp_layers),
+		cmocka_unit_test(test_yaml_round_trip_default),
+		cmocka_unit_test(test_yaml_round_trip_examples),
+		cmocka_unit_test(test_yaml_units),
+		cmocka_unit_test(test_json),
+		cmocka_unit_test(test_print_refuses_unprintable),
+		cmocka_unit_test(test_pol_equal),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
