@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,11 +71,13 @@ static const char usage_run[] =
 
 static const char usage_policy[] =
 	"Usage: warden policy show default\n"
-	"       warden policy check FILE\n"
+	"       warden policy check [--json] FILE\n"
 	"       warden policy seccomp [FILE]\n"
 	"\n"
 	"  show default    print the embedded default policy (YAML)\n"
-	"  check FILE      parse and validate FILE; print nothing on success\n"
+	"  check FILE      parse and validate FILE (with everything it extends), compile its\n"
+	"                  seccomp filter, and print the effective policy: YAML, or JSON with\n"
+	"                  --json\n"
 	"  seccomp [FILE]  print the seccomp filter compiled for FILE (default: the embedded\n"
 	"                  policy) in libseccomp's PFC form\n"
 	"\n"
@@ -189,24 +192,42 @@ int sup_cmd_policy(int argc, char **argv)
 		return fwrite(def, 1, len, stdout) == len ? EXIT_OK : 1;
 	}
 	if (strcmp(sub, "check") == 0) {
-		if (argc != 3) {
+		bool json = argc == 4 && strcmp(argv[2], "--json") == 0;
+		if (argc != 3 + json) {
 			(void)fputs(usage_policy, stderr);
 			return EXIT_BAD_INPUT;
 		}
-		int r = sup_load_policy(argv[2], &pol, &text, &len, &diag);
+		const char *file = argv[2 + json];
+		int r = sup_load_policy(file, &pol, &text, &len, &diag);
 		if (r < 0)
-			return policy_print_error(argv[2], r, &diag);
+			return policy_print_error(file, r, &diag);
+		char why[512];
+		r = sup_check_host_paths(pol, why, sizeof(why));
+		if (r < 0) {
+			(void)fprintf(stderr, "%s: %s\n", file, why);
+			return EXIT_BAD_INPUT;
+		}
 		struct sbx_seccomp_prog prog = { 0 };
 		r = sbx_seccomp_build(pol, &prog);
 		sbx_seccomp_prog_done(&prog);
 		if (r == -EINVAL && *sbx_seccomp_last_error()) {
-			log_error("%s: %s", argv[2], sbx_seccomp_last_error());
+			log_error("%s: %s", file, sbx_seccomp_last_error());
 			return EXIT_BAD_INPUT;
 		}
 		if (r < 0) {
-			log_errno(r, "%s: the seccomp section does not compile", argv[2]);
+			log_errno(r, "%s: the seccomp section does not compile", file);
 			return EXIT_BAD_INPUT;
 		}
+		_cleanup_free_ char *printed = NULL;
+		r = json ? pol_to_json(pol, &printed) : pol_to_yaml(pol, &printed);
+		if (r < 0) {
+			log_errno(r, "print the effective policy");
+			return 1;
+		}
+		size_t plen = strlen(printed);
+		if (fwrite(printed, 1, plen, stdout) != plen ||
+		    (plen && printed[plen - 1] != '\n' && fputc('\n', stdout) == EOF))
+			return 1;
 		return EXIT_OK;
 	}
 	if (strcmp(sub, "seccomp") == 0) {

@@ -610,7 +610,17 @@ static int prepare(struct run_state *st, const struct sup_run_opts *opts,
 	}
 	(void)snprintf(res->policy_source, sizeof(res->policy_source), "%s",
 		       opts->policy_path ? opts->policy_path : "<default>");
-	digest_hex(text, text_len, res->policy_digest);
+	/* The digest names the effective policy (after extends), in its normal form. */
+	_cleanup_free_ char *normal = NULL;
+	r = pol_to_json(st->pol, &normal);
+	if (r < 0)
+		return setup_failed(res, r, "normalise the policy");
+	digest_hex(normal, strlen(normal), res->policy_digest);
+	(void)text_len;
+	char why[512];
+	r = sup_check_host_paths(st->pol, why, sizeof(why));
+	if (r < 0)
+		return setup_failed(res, 0, "%s: %s", res->policy_source, why);
 	res->unsafe = st->pol->unsafe;
 	if (opts->timeout_set)
 		st->pol->wall_ms = opts->timeout_ms;

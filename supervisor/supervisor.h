@@ -27,6 +27,12 @@ bool sup_in_init_userns(void);
  */
 bool sup_decide_privileged(bool init_userns);
 
+/*
+ * Checks that every non-optional bind source of pol exists on this host (lstat; a symlink
+ * counts). Returns 0, or -errno with a one-line reason in why.
+ */
+int sup_check_host_paths(const struct pol_policy *pol, char *why, size_t why_len);
+
 int sup_cmd_run(int argc, char **argv);
 int sup_cmd_doctor(int argc, char **argv);
 int sup_cmd_policy(int argc, char **argv);
