@@ -193,38 +193,8 @@ static int present(long r)
 	return r < 0 && errno == ENOSYS ? -ENOSYS : 0;
 }
 
-void sbx_host_probe(const struct pol_policy *pol, bool privileged, const char *probe_dir,
-		    struct sbx_host_facts *out)
+static void probe_syscalls(struct sbx_host_facts *out)
 {
-	memset(out, 0, sizeof(*out));
-	out->apparmor_restrict =
-		(int)read_sysctl("/proc/sys/kernel/apparmor_restrict_unprivileged_userns");
-	out->unpriv_userns_clone = (int)read_sysctl("/proc/sys/kernel/unprivileged_userns_clone");
-	out->max_user_namespaces = read_sysctl("/proc/sys/user/max_user_namespaces");
-
-	out->userns_root = privileged ? probe_root_userns() : -EPERM;
-	out->userns_unpriv = in_child(probe_unpriv_userns, out->userns_unpriv_step,
-				      sizeof(out->userns_unpriv_step));
-
-	struct sbx_cgroup cg;
-	sbx_cgroup_init(&cg);
-	char name[64];
-	(void)snprintf(name, sizeof(name), "warden-%d-doctor", (int)getpid());
-	const char *what = "";
-	out->cgroup_create = sbx_cgroup_create(&cg, name, pol, &what);
-	out->cgroup_version = cg.version;
-	if (out->cgroup_create < 0)
-		(void)snprintf(out->cgroup_step, sizeof(out->cgroup_step), "%s", what);
-	(void)sbx_cgroup_destroy(&cg);
-	if (!out->cgroup_version) {
-		struct stat st;
-		out->cgroup_version = stat("/sys/fs/cgroup/cgroup.controllers", &st) == 0 ? 2
-				      : stat("/sys/fs/cgroup/memory", &st) == 0	    ? 1
-											    : 0;
-	}
-
-	out->seccomp_filter = in_child(probe_seccomp, NULL, 0);
-
 	long abi = syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
 	out->landlock_abi = abi >= 0 ? (int)abi : -errno;
 
@@ -243,6 +213,59 @@ void sbx_host_probe(const struct pol_policy *pol, bool privileged, const char *p
 	out->mount_api = present(syscall(SYS_mount_setattr, -1, "", 0, NULL, 0));
 	if (!out->mount_api)
 		out->mount_api = present(syscall(SYS_open_tree, -1, "", 0));
+}
+
+static void read_sysctls(struct sbx_host_facts *out)
+{
+	out->apparmor_restrict =
+		(int)read_sysctl("/proc/sys/kernel/apparmor_restrict_unprivileged_userns");
+	out->unpriv_userns_clone = (int)read_sysctl("/proc/sys/kernel/unprivileged_userns_clone");
+	out->max_user_namespaces = read_sysctl("/proc/sys/user/max_user_namespaces");
+}
+
+static int cgroup_version_mounted(void)
+{
+	struct stat st;
+	return stat("/sys/fs/cgroup/cgroup.controllers", &st) == 0 ? 2
+	       : stat("/sys/fs/cgroup/memory", &st) == 0	    ? 1
+								    : 0;
+}
+
+void sbx_host_probe_cheap(struct sbx_host_facts *out)
+{
+	memset(out, 0, sizeof(*out));
+	read_sysctls(out);
+	out->userns_root = out->userns_unpriv = out->cgroup_create = -EAGAIN;
+	out->seccomp_filter = out->idmap_mounts = -EAGAIN;
+	out->cgroup_version = cgroup_version_mounted();
+	probe_syscalls(out);
+}
+
+void sbx_host_probe(const struct pol_policy *pol, bool privileged, const char *probe_dir,
+		    struct sbx_host_facts *out)
+{
+	memset(out, 0, sizeof(*out));
+	read_sysctls(out);
+
+	out->userns_root = privileged ? probe_root_userns() : -EPERM;
+	out->userns_unpriv = in_child(probe_unpriv_userns, out->userns_unpriv_step,
+				      sizeof(out->userns_unpriv_step));
+
+	struct sbx_cgroup cg;
+	sbx_cgroup_init(&cg);
+	char name[64];
+	(void)snprintf(name, sizeof(name), "warden-%d-doctor", (int)getpid());
+	const char *what = "";
+	out->cgroup_create = sbx_cgroup_create(&cg, name, pol, &what);
+	out->cgroup_version = cg.version;
+	if (out->cgroup_create < 0)
+		(void)snprintf(out->cgroup_step, sizeof(out->cgroup_step), "%s", what);
+	(void)sbx_cgroup_destroy(&cg);
+	if (!out->cgroup_version)
+		out->cgroup_version = cgroup_version_mounted();
+
+	out->seccomp_filter = in_child(probe_seccomp, NULL, 0);
+	probe_syscalls(out);
 
 	out->idmap_mounts = -EPERM;
 	if (privileged) {

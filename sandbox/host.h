@@ -45,3 +45,10 @@ struct sbx_host_facts {
  */
 void sbx_host_probe(const struct pol_policy *pol, bool privileged, const char *probe_dir,
 		    struct sbx_host_facts *out);
+
+/*
+ * The cheap subset, for every run record: sysctls, the cgroup version, and the syscall
+ * presence probes; no child processes, no cgroup or mount is created (those fields are left
+ * 0, and cgroup_create, the userns fields and idmap_mounts are -EAGAIN, "not probed").
+ */
+void sbx_host_probe_cheap(struct sbx_host_facts *out);

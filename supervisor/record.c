@@ -159,6 +159,19 @@ static cJSON *record_json(const struct sup_run_opts *opts, const struct sup_run_
 	     add_num(sb, "hidden", (double)res->hidden) &&
 	     cJSON_AddStringToObject(sb, "capabilities_kept", res->caps_kept);
 
+	cJSON *host = ok ? cJSON_AddObjectToObject(root, "host") : NULL;
+	const struct sbx_host_facts *hf = &res->host;
+	ok = ok && host && cJSON_AddStringToObject(host, "kernel", res->kernel) &&
+	     add_num(host, "cgroup_version", hf->cgroup_version) &&
+	     add_num(host, "landlock_abi", hf->landlock_abi > 0 ? hf->landlock_abi : 0) &&
+	     add_num(host, "apparmor_restrict_unprivileged_userns", hf->apparmor_restrict) &&
+	     add_num(host, "max_user_namespaces", (double)hf->max_user_namespaces) &&
+	     cJSON_AddBoolToObject(host, "openat2", hf->openat2 == 0) &&
+	     cJSON_AddBoolToObject(host, "close_range", hf->close_range == 0) &&
+	     cJSON_AddBoolToObject(host, "pidfd", hf->pidfd == 0) &&
+	     cJSON_AddBoolToObject(host, "clone3", hf->clone3 == 0) &&
+	     cJSON_AddBoolToObject(host, "mount_api", hf->mount_api == 0);
+
 	cJSON *weak = ok ? cJSON_AddArrayToObject(root, "weakenings") : NULL;
 	ok = ok && weak;
 	for (size_t i = 0; ok && i < ELEMENTSOF(res->weakenings) && res->weakenings[i]; i++)

@@ -24,6 +24,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -631,6 +632,10 @@ static int prepare(struct run_state *st, const struct sup_run_opts *opts,
 
 	if (getuid() != geteuid() || getgid() != getegid())
 		return setup_failed(res, 0, "warden must not be installed set-uid or set-gid");
+	sbx_host_probe_cheap(&res->host);
+	struct utsname u;
+	(void)snprintf(res->kernel, sizeof(res->kernel), "%s",
+		       uname(&u) == 0 ? u.release : "unknown");
 	res->init_userns = sup_in_init_userns();
 	res->privileged = sup_decide_privileged(res->init_userns);
 	log_debug("policy %s (%s); %s mode", res->policy_source, res->policy_digest,

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "cgroup.h"
+#include "host.h"
 #include "identity.h"
 #include "wire.h"
 
@@ -81,6 +82,8 @@ struct sup_run_result {
 	uint64_t duration_ms;          /* from the monotonic clock */
 	uint64_t placeholders;         /* protected paths covered by a placeholder */
 	uint64_t hidden;               /* workspace paths masked by filesystem.hide */
+	struct sbx_host_facts host;    /* the host's capability facts (cheap probes) */
+	char kernel[65];               /* uname release */
 };
 
 /* Runs opts->argv in a sandbox. Always fills *res; returns the exit code to use. */
