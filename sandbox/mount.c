@@ -19,6 +19,7 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "cleanup.h"
@@ -378,6 +379,11 @@ static int setup_dev(int root, const char *tmp_size, char *step, size_t step_len
 static int setup_etc(int root, const struct pol_policy *pol, char *step, size_t step_len)
 {
 	char text[1024];
+	/* With the host's uts namespace shared, /etc/hostname and /etc/hosts tell its name. */
+	struct utsname u;
+	const char *hostname = pol->hostname;
+	if (!pol->namespaces[POL_NS_UTS] && uname(&u) == 0)
+		hostname = u.nodename;
 	int r = mkdir_p(root, "etc");
 	if (r < 0)
 		return set_step(step, step_len, r, "create /etc", NULL);
@@ -397,13 +403,13 @@ static int setup_etc(int root, const struct pol_policy *pol, char *step, size_t 
 	if (r < 0)
 		return set_step(step, step_len, r, "write /etc/group", NULL);
 
-	(void)snprintf(text, sizeof(text), "%s\n", pol->hostname);
+	(void)snprintf(text, sizeof(text), "%s\n", hostname);
 	r = write_new_file(root, "etc/hostname", text, 0644);
 	if (r < 0)
 		return set_step(step, step_len, r, "write /etc/hostname", NULL);
 
 	(void)snprintf(text, sizeof(text), "127.0.0.1\tlocalhost %s\n::1\tlocalhost\n",
-		       pol->hostname);
+		       hostname);
 	r = write_new_file(root, "etc/hosts", text, 0644);
 	if (r < 0)
 		return set_step(step, step_len, r, "write /etc/hosts", NULL);
@@ -540,7 +546,34 @@ static void captures_done(struct capture *caps, size_t n)
 	free(caps);
 }
 
-int sbx_mount_setup(const struct sbx_config *cfg, char *step, size_t step_len)
+/*
+ * Host sources captured by sbx_mount_capture(), placed by sbx_mount_setup(). Child-only state:
+ * the child is single-threaded and does this exactly once.
+ */
+static struct {
+	struct capture *caps;
+	size_t used;
+	char **etc_dsts;
+	size_t n_etc;
+	int ws_tree;
+	bool done;
+} captured = { .ws_tree = -1 };
+
+static void captured_done(void)
+{
+	captures_done(captured.caps, captured.used);
+	for (size_t i = 0; captured.etc_dsts && i < captured.n_etc; i++)
+		free(captured.etc_dsts[i]);
+	free(captured.etc_dsts);
+	if (captured.ws_tree >= 0)
+		(void)close(captured.ws_tree);
+	captured.caps = NULL;
+	captured.etc_dsts = NULL;
+	captured.used = captured.n_etc = 0;
+	captured.ws_tree = -1;
+}
+
+int sbx_mount_capture(const struct sbx_config *cfg, char *step, size_t step_len)
 {
 	const struct pol_policy *pol = cfg->pol;
 	int r;
@@ -550,81 +583,92 @@ int sbx_mount_setup(const struct sbx_config *cfg, char *step, size_t step_len)
 		return set_step(step, step_len, -errno, "make mounts private", NULL);
 
 	/* Capture every host source while the host tree is still in view. */
-	size_t n_caps = pol->n_binds + pol->n_etc_files;
-	struct capture *caps = calloc(n_caps + 1, sizeof(*caps));
-	if (!caps)
-		return set_step(step, step_len, -ENOMEM, "allocate", NULL);
-	size_t used = 0;
-	char etc_src[PATH_MAX], etc_dst[PATH_MAX];
-	char **etc_dsts = calloc(pol->n_etc_files + 1, sizeof(char *));
-	if (!etc_dsts) {
-		free(caps);
+	captured.caps = calloc(pol->n_binds + pol->n_etc_files + 1, sizeof(*captured.caps));
+	captured.etc_dsts = calloc(pol->n_etc_files + 1, sizeof(char *));
+	if (!captured.caps || !captured.etc_dsts) {
+		captured_done();
 		return set_step(step, step_len, -ENOMEM, "allocate", NULL);
 	}
+	struct capture *caps = captured.caps;
+	char etc_src[PATH_MAX], etc_dst[PATH_MAX];
 	r = 0;
 	for (size_t i = 0; i < pol->n_binds && r >= 0; i++) {
 		const struct pol_bind *b = &pol->binds[i];
 		uint64_t attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
 				 (b->mode == POL_BIND_RO ? MOUNT_ATTR_RDONLY : 0);
-		caps[used].tree = -1;
-		caps[used].dst = b->dst;
-		r = capture_source(b->src, b->optional, attrs, &caps[used]);
+		caps[captured.used].tree = -1;
+		caps[captured.used].dst = b->dst;
+		r = capture_source(b->src, b->optional, attrs, &caps[captured.used]);
 		if (r < 0)
 			(void)set_step(step, step_len, r, "bind", b->src);
 		else if (r > 0)
-			used++;
+			captured.used++;
 	}
 	for (size_t i = 0; i < pol->n_etc_files && r >= 0; i++) {
 		(void)snprintf(etc_src, sizeof(etc_src), "/etc/%s", pol->etc_files[i]);
 		(void)snprintf(etc_dst, sizeof(etc_dst), "/etc/%s", pol->etc_files[i]);
-		etc_dsts[i] = strdup(etc_dst);
-		if (!etc_dsts[i]) {
+		captured.etc_dsts[i] = strdup(etc_dst);
+		if (!captured.etc_dsts[i]) {
 			r = set_step(step, step_len, -ENOMEM, "allocate", NULL);
 			break;
 		}
-		caps[used].tree = -1;
-		caps[used].dst = etc_dsts[i];
+		captured.n_etc = i + 1;
+		caps[captured.used].tree = -1;
+		caps[captured.used].dst = captured.etc_dsts[i];
 		r = capture_source(etc_src, true,
 				   MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
-				   &caps[used]);
+				   &caps[captured.used]);
 		if (r < 0)
 			(void)set_step(step, step_len, r, "bind", etc_src);
 		else if (r > 0)
-			used++;
+			captured.used++;
 	}
-	_cleanup_close_ int ws_tree = -1;
 	if (r >= 0) {
 		if (cfg->workspace_tree_fd >= 0) {
-			ws_tree = fcntl(cfg->workspace_tree_fd, F_DUPFD_CLOEXEC, 3);
-			r = ws_tree < 0 ? -errno : 0;
+			captured.ws_tree = fcntl(cfg->workspace_tree_fd, F_DUPFD_CLOEXEC, 3);
+			r = captured.ws_tree < 0 ? -errno : 0;
 		} else {
-			ws_tree = clone_workspace(cfg);
-			r = ws_tree < 0 ? ws_tree : 0;
+			captured.ws_tree = clone_workspace(cfg);
+			r = captured.ws_tree < 0 ? captured.ws_tree : 0;
 			if (r >= 0)
-				r = set_attr(ws_tree, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, false);
+				r = set_attr(captured.ws_tree, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
+					     false);
 		}
 		if (r < 0)
 			(void)set_step(step, step_len, r, "capture the workspace", NULL);
 	}
+	if (r < 0) {
+		captured_done();
+		return r;
+	}
+	captured.done = true;
+	return 0;
+}
+
+int sbx_mount_setup(const struct sbx_config *cfg, char *step, size_t step_len)
+{
+	const struct pol_policy *pol = cfg->pol;
+	int r;
+
+	if (!captured.done)
+		return set_step(step, step_len, -EINVAL, "mount setup before capture", NULL);
+	struct capture *caps = captured.caps;
+	_cleanup_close_ int ws_tree = TAKE_FD(captured.ws_tree);
 
 	/* The new root: a small tmpfs, made read-only once everything is in place. */
 	_cleanup_close_ int root = -1;
-	if (r >= 0) {
-		if (mount("tmpfs", SBX_STAGING, "tmpfs", MS_NOSUID | MS_NODEV,
-			  "mode=0755,size=" SBX_ROOT_TMPFS_SIZE) < 0)
-			r = set_step(step, step_len, -errno, "mount the root tmpfs", NULL);
-		else if ((root = open(SBX_STAGING, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
-			r = set_step(step, step_len, -errno, "open the root tmpfs", NULL);
-	}
-	for (size_t i = 0; i < used && r >= 0; i++) {
+	r = 0;
+	if (mount("tmpfs", SBX_STAGING, "tmpfs", MS_NOSUID | MS_NODEV,
+		  "mode=0755,size=" SBX_ROOT_TMPFS_SIZE) < 0)
+		r = set_step(step, step_len, -errno, "mount the root tmpfs", NULL);
+	else if ((root = open(SBX_STAGING, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+		r = set_step(step, step_len, -errno, "open the root tmpfs", NULL);
+	for (size_t i = 0; i < captured.used && r >= 0; i++) {
 		r = place_capture(root, &caps[i]);
 		if (r < 0)
 			(void)set_step(step, step_len, r, "place", caps[i].dst);
 	}
-	captures_done(caps, used);
-	for (size_t i = 0; i < pol->n_etc_files; i++)
-		free(etc_dsts[i]);
-	free(etc_dsts);
+	captured_done();
 	if (r < 0)
 		return r;
 

@@ -244,6 +244,11 @@ _Noreturn void sbx_child_main(const struct sbx_config *cfg)
 	if (cfg->pol->namespaces[POL_NS_CGROUP] && unshare(CLONE_NEWCGROUP) < 0)
 		child_fail(sync_fd, -errno, "unshare the cgroup namespace");
 
+	/* Host sources are captured with our original credentials, before the uid switch. */
+	r = sbx_mount_capture(cfg, step, sizeof(step));
+	if (r < 0)
+		child_fail(sync_fd, r, step);
+
 	r = become_sandbox_user(cfg);
 	if (r < 0)
 		child_fail(sync_fd, r, "switch to the sandbox user");

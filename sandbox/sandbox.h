@@ -121,7 +121,14 @@ _Noreturn void sbx_child_main(const struct sbx_config *cfg);
 /* net.c: brings the loopback link up in the current network namespace. Returns 0 or -errno. */
 int sbx_net_lo_up(void);
 
-/* mount.c: builds the sandbox filesystem and pivots into it. Returns 0 or -errno with step set. */
+/*
+ * mount.c, in the child, in this order: sbx_mount_capture makes every mount private and
+ * captures the host sources (policy binds, /etc entries, the workspace) as detached trees,
+ * still with the child's original host credentials, so that a bind reads what the policy's
+ * author could; sbx_mount_setup then (as the sandbox user) builds the new root from them and
+ * pivots into it. Both return 0 or -errno with step set.
+ */
+int sbx_mount_capture(const struct sbx_config *cfg, char *step, size_t step_len);
 int sbx_mount_setup(const struct sbx_config *cfg, char *step, size_t step_len);
 
 /*

@@ -198,7 +198,7 @@ static int setup_failed(struct sup_run_result *res, int err, const char *fmt, ..
 
 static int setup_failed(struct sup_run_result *res, int err, const char *fmt, ...)
 {
-	char what[200];
+	char what[600];
 	va_list ap;
 	va_start(ap, fmt);
 	(void)vsnprintf(what, sizeof(what), fmt, ap);

@@ -53,7 +53,7 @@ struct sup_run_result {
 	int exit_code;                 /* what warden exits with */
 	int status;                    /* exit status, when reason is exited */
 	int signal;                    /* signal number, when signaled (or by a limit) */
-	char error[256];               /* setup failure or violation, human-readable */
+	char error[640];               /* setup failure or violation, human-readable */
 
 	bool have_exited;
 	struct wire_exited exited;     /* the worker's report of the command */

@@ -64,6 +64,16 @@
  *   probe ifaces                  every network interface (if_nameindex): "NAME up|down"
  *   probe loopback                listen on 127.0.0.1:0, connect to it, pass one byte across:
  *                                 "OK 1"
+ *   probe rlimit NAME             getrlimit of NOFILE, NPROC, FSIZE or CORE: "SOFT HARD", each
+ *                                 a number or "inf"
+ *   probe shm KEY                 shmget(KEY, 0, 0): look up an existing System V shared
+ *                                 memory segment (KEY in decimal); "OK <shmid>"
+ *   probe bindport PORT           bind a TCP socket to 127.0.0.1:PORT
+ *   probe rawsyscall NR [ARG...]  syscall(NR, ARG...) with up to 6 decimal arguments
+ *   probe chmod PATH              chmod(PATH, 0600)
+ *   probe killself SIG            ignore SIG (unless 0), then kill(getpid(), SIG)
+ *   probe spin MS                 busy-loop for MS ms of wall-clock time, then print
+ *                                 "CPU <usec>", the user + system time it used (getrusage)
  *
  * Numbers are parsed strictly; a malformed one makes the probe exit 2, like a bad command.
  */
@@ -91,6 +101,8 @@
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/personality.h>
+#include <sys/resource.h>
+#include <sys/shm.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -410,6 +422,79 @@ static int cmd_loopback(void)
 		n = -1;
 	}
 	return report(n);
+}
+
+static int cmd_rlimit(const char *name)
+{
+	static const struct {
+		const char *name;
+		int resource;
+	} known[] = { { "NOFILE", RLIMIT_NOFILE }, { "NPROC", RLIMIT_NPROC },
+		      { "FSIZE", RLIMIT_FSIZE }, { "CORE", RLIMIT_CORE } };
+	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
+		if (strcmp(name, known[i].name) != 0)
+			continue;
+		struct rlimit rl;
+		if (getrlimit(known[i].resource, &rl) < 0)
+			return report(-1);
+		char soft[32] = "inf", hard[32] = "inf";
+		if (rl.rlim_cur != RLIM_INFINITY)
+			(void)snprintf(soft, sizeof(soft), "%llu", (unsigned long long)rl.rlim_cur);
+		if (rl.rlim_max != RLIM_INFINITY)
+			(void)snprintf(hard, sizeof(hard), "%llu", (unsigned long long)rl.rlim_max);
+		printf("%s %s\n", soft, hard);
+		return 0;
+	}
+	return 2;
+}
+
+static int cmd_bindport(const char *port)
+{
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return report(-1);
+	struct sockaddr_in sa = { .sin_family = AF_INET,
+				  .sin_port = htons((uint16_t)num(port, 1, 65535)),
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	return report(bind(fd, (struct sockaddr *)&sa, sizeof(sa)));
+}
+
+static int cmd_rawsyscall(int argc, char **argv)
+{
+	long nr = num(argv[2], 0, INT_MAX);
+	long a[6] = { 0 };
+	for (int i = 3; i < argc; i++)
+		a[i - 3] = num(argv[i], LONG_MIN, LONG_MAX);
+	return report(syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]));
+}
+
+static int cmd_killself(const char *sig)
+{
+	int s = (int)num(sig, 0, 64);
+	if (s != 0 && signal(s, SIG_IGN) == SIG_ERR)
+		return report(-1);
+	return report(kill(getpid(), s));
+}
+
+static int cmd_spin(long ms)
+{
+	struct timespec t0, now;
+	if (clock_gettime(CLOCK_MONOTONIC, &t0) < 0)
+		return report(-1);
+	volatile unsigned long spins = 0;
+	do {
+		for (int i = 0; i < 100000; i++)
+			spins++;
+		if (clock_gettime(CLOCK_MONOTONIC, &now) < 0)
+			return report(-1);
+	} while ((now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000 < ms);
+	struct rusage ru;
+	if (getrusage(RUSAGE_SELF, &ru) < 0)
+		return report(-1);
+	long long usec = (long long)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000 +
+			 ru.ru_utime.tv_usec + ru.ru_stime.tv_usec;
+	printf("CPU %lld\n", usec);
+	return 0;
 }
 
 static long try_syscall(const char *name)
@@ -844,5 +929,19 @@ int main(int argc, char **argv)
 		return cmd_ifaces();
 	if (!strcmp(c, "loopback") && argc == 2)
 		return cmd_loopback();
+	if (!strcmp(c, "rlimit") && argc == 3)
+		return cmd_rlimit(argv[2]);
+	if (!strcmp(c, "shm") && argc == 3)
+		return report(shmget((key_t)num(argv[2], INT_MIN, INT_MAX), 0, 0));
+	if (!strcmp(c, "bindport") && argc == 3)
+		return cmd_bindport(argv[2]);
+	if (!strcmp(c, "rawsyscall") && argc >= 3 && argc <= 9)
+		return cmd_rawsyscall(argc, argv);
+	if (!strcmp(c, "chmod") && argc == 3)
+		return report(chmod(argv[2], 0600));
+	if (!strcmp(c, "killself") && argc == 3)
+		return cmd_killself(argv[2]);
+	if (!strcmp(c, "spin") && argc == 3)
+		return cmd_spin(num(argv[2], 0, 600000));
 	return 2;
 }

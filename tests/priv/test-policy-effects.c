@@ -1,0 +1,1047 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Every policy field has an effect that a real sandbox shows: each test runs the probe under
+ * a policy that sets one field (docs/policy.md) and checks what the probe sees from inside,
+ * the host side where the field reaches the host, and the run record's weakenings. Each one
+ * has a control (the default policy, a neighbouring value, or the probe run on the host) that
+ * answers differently, so a field that silently did nothing would fail its test.
+ *
+ * Fields already covered by test-run.c are not repeated here: user, hostname, env and the
+ * memory, pids, nofile, fsize, tmpfs and wall limits.
+ *
+ * Needs full privilege (root with CAP_SYS_ADMIN in the initial user namespace, which puts
+ * warden in privileged mode); otherwise the program exits 77, or fails under
+ * SBX_TEST_MUST_WORK=1.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ipc.h>
+#include <sys/shm.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "harness.h"
+
+/* The System V shared memory key of the ipc test ("WARN"). */
+#define SHM_KEY 0x5741524e
+#define ZERO_CAPS "0000000000000000"
+#define CAP_NET_BIND_SERVICE_ONLY "0000000000000400"
+/* A syscall number that no architecture warden supports has assigned. */
+#define UNKNOWN_SYSCALL "999"
+#define SIGSYS_EXIT (128 + 31)
+
+/* One test's fixture: a fresh workspace, the last run, and what to clean up. */
+struct fx {
+	struct th_ws ws;
+	const void *param;          /* the test's case (table-driven tests) */
+	struct th_out out;
+	cJSON *record;
+	int shm_id;                 /* a host shared memory segment to remove; -1: none */
+};
+
+static int fx_setup(void **state)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+	if (!f)
+		return -1;
+	f->param = *state;
+	f->shm_id = -1;
+	int r = th_ws_new(&f->ws, 0, 0);
+	if (r < 0) {
+		print_error("create a workspace: %s\n", strerror(-r));
+		free(f);
+		return -1;
+	}
+	*state = f;
+	return 0;
+}
+
+static int fx_teardown(void **state)
+{
+	struct fx *f = *state;
+	if (f->shm_id >= 0)
+		(void)shmctl(f->shm_id, IPC_RMID, NULL);
+	th_out_done(&f->out);
+	cJSON_Delete(f->record);
+	th_ws_remove(&f->ws);
+	free(f);
+	return 0;
+}
+
+/* Default options: the fixture's workspace. */
+static struct th_opts ws_opts(struct fx *f)
+{
+	return (struct th_opts){ .workspace = f->ws.dir };
+}
+
+/* Runs warden with o; the result replaces f->out (shown by expect() on a mismatch). */
+static void run_with(struct fx *f, const struct th_opts *o, const char *const *cmd)
+{
+	th_out_done(&f->out);
+	th_run(o, cmd, &f->out);
+}
+
+/* Prints the last run, for a failure's context. */
+static void show(const struct fx *f)
+{
+	print_error("exit %d after %llu ms\n--- stdout ---\n%s--- stderr ---\n%s---\n",
+		    f->out.code, (unsigned long long)f->out.elapsed_ms, f->out.out, f->out.err);
+}
+
+/* Asserts the last run's exit code and, unless out is NULL, its exact stdout. */
+static void expect(const struct fx *f, int code, const char *out)
+{
+	if (f->out.code != code || (out && strcmp(f->out.out, out) != 0))
+		show(f);
+	assert_int_equal(f->out.code, code);
+	if (out)
+		assert_string_equal(f->out.out, out);
+}
+
+/* Runs cmd in the workspace under policy (NULL: the default), then expect(). */
+static void policy_expect(struct fx *f, const char *policy, const char *const *cmd, int code,
+			  const char *out)
+{
+	struct th_opts o = ws_opts(f);
+	o.policy = policy;
+	run_with(f, &o, cmd);
+	expect(f, code, out);
+}
+
+/* Runs the probe itself on the host (the control), then expect(). */
+static void direct_expect(struct fx *f, const char *const *cmd, int code, const char *out)
+{
+	struct th_opts o = ws_opts(f);
+	o.direct = true;
+	run_with(f, &o, cmd);
+	expect(f, code, out);
+}
+
+/* Like policy_expect, with --record into a fresh directory; the record goes to f->record. */
+static void record_expect(struct fx *f, const char *policy, const char *const *cmd, int code,
+			  const char *out)
+{
+	char rec[PATH_MAX];
+	th_aux_path(&f->ws, "record", rec);
+	struct th_opts o = ws_opts(f);
+	o.policy = policy;
+	o.record = rec;
+	run_with(f, &o, cmd);
+	expect(f, code, out);
+	cJSON_Delete(f->record);
+	f->record = th_record_load(rec);
+}
+
+/* `warden policy check [--json] FILE`; the exit code and output are in f->out. */
+static void policy_check(struct fx *f, const char *policy, bool json)
+{
+	struct th_opts o = { .subcommand = "policy" };
+	if (json)
+		run_with(f, &o, TH_CMD("check", "--json", policy));
+	else
+		run_with(f, &o, TH_CMD("check", policy));
+}
+
+/* th_policy with a printf format; the path goes to out (PATH_MAX bytes). */
+__attribute__((format(printf, 3, 4))) static void policyf(struct fx *f, char *out,
+							  const char *fmt, ...)
+{
+	char yaml[4096];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(yaml, sizeof(yaml), fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= sizeof(yaml))
+		fail_msg("policy text too long");
+	th_policy(&f->ws, yaml, out);
+}
+
+/* The record's weakenings are exactly the n names of want, in any order. */
+static void expect_weakenings(const struct fx *f, const char *const *want, size_t n)
+{
+	const cJSON *w = th_json_at(f->record, "weakenings");
+	assert_true(cJSON_IsArray(w));
+	char *text = cJSON_PrintUnformatted(w);
+	bool ok = (size_t)cJSON_GetArraySize(w) == n;
+	for (size_t i = 0; i < n && ok; i++) {
+		bool found = false;
+		const cJSON *e;
+		cJSON_ArrayForEach(e, w)
+			found = found || (cJSON_IsString(e) && !strcmp(e->valuestring, want[i]));
+		ok = found;
+	}
+	if (!ok)
+		print_error("weakenings: %s\n", text ? text : "?");
+	free(text);
+	assert_true(ok);
+}
+
+#define WEAK(...) ((const char *const[]){ __VA_ARGS__ })
+#define EXPECT_WEAKENINGS(f, ...) \
+	expect_weakenings(f, WEAK(__VA_ARGS__), sizeof(WEAK(__VA_ARGS__)) / sizeof(char *))
+#define EXPECT_NO_WEAKENINGS(f) expect_weakenings(f, NULL, 0)
+
+static void ws_path(const struct fx *f, const char *rel, char *out)
+{
+	th_pathf(out, "%s/%s", f->ws.dir, rel);
+}
+
+static void host_mkdir(const char *path, mode_t mode)
+{
+	if (mkdir(path, mode) < 0 || chmod(path, mode) < 0)
+		fail_msg("mkdir %s: %s", path, strerror(errno));
+}
+
+static void host_write(const char *path, const char *text)
+{
+	int r = th_write_file(path, text);
+	if (r < 0)
+		fail_msg("write %s: %s", path, strerror(-r));
+}
+
+static void ws_write(const struct fx *f, const char *rel, const char *text)
+{
+	char p[PATH_MAX];
+	ws_path(f, rel, p);
+	host_write(p, text);
+}
+
+/* The whole of a small host file, NUL-terminated, into buf; fails the test if unreadable. */
+static void host_read(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		fail_msg("open %s: %s", path, strerror(errno));
+	size_t off = 0;
+	for (;;) {
+		ssize_t n = read(fd, buf + off, len - 1 - off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			fail_msg("read %s: %s", path, strerror(errno));
+		if (n == 0)
+			break;
+		off += (size_t)n;
+		if (off == len - 1)
+			fail_msg("%s is larger than %zu bytes", path, len - 1);
+	}
+	(void)close(fd);
+	buf[off] = '\0';
+}
+
+static void expect_ws_file(const struct fx *f, const char *rel, const char *text)
+{
+	char p[PATH_MAX], buf[4096];
+	ws_path(f, rel, p);
+	host_read(p, buf, sizeof(buf));
+	assert_string_equal(buf, text);
+}
+
+static bool ws_exists(const struct fx *f, const char *rel)
+{
+	char p[PATH_MAX];
+	struct stat st;
+	ws_path(f, rel, p);
+	return lstat(p, &st) == 0;
+}
+
+/* A write refused by a read-only mount or by permissions: either answer is a refusal. */
+static void expect_write_refused(const struct fx *f)
+{
+	if (strcmp(f->out.out, "ERR EROFS 30\n") != 0 &&
+	    strcmp(f->out.out, "ERR EACCES 13\n") != 0) {
+		show(f);
+		fail_msg("expected EROFS or EACCES");
+	}
+	assert_int_equal(f->out.code, 1);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* extends                                                                                  */
+
+static void test_extends_relative(void **state)
+{
+	struct fx *f = *state;
+	/* Control: the default's nofile and hostname. */
+	policy_expect(f, NULL, TH_CMD(TH_PROBE, "rlimit", "NOFILE"), 0, "4096 4096\n");
+	policy_expect(f, NULL, TH_CMD(TH_PROBE, "hostname"), 0, "warden\n\n");
+
+	char base[PATH_MAX], pol[PATH_MAX];
+	th_pathf(base, "%s/base.yaml", f->ws.aux);
+	host_write(base, "limits: { nofile: 123 }\n");
+	th_policy(&f->ws, "extends: base.yaml\nhostname: ext-test\n", pol);
+	/* A decoy in warden's working directory: the path is relative to the policy file. */
+	ws_write(f, "base.yaml", "limits: { nofile: 77 }\n");
+	struct th_opts o = ws_opts(f);
+	o.policy = pol;
+	o.cwd = f->ws.dir;
+	run_with(f, &o, TH_CMD(TH_PROBE, "rlimit", "NOFILE"));
+	expect(f, 0, "123 123\n");
+	record_expect(f, pol, TH_CMD(TH_PROBE, "hostname"), 0, "ext-test\n\n");
+	assert_string_equal(th_json_str(f->record, "policy.source"), pol);
+
+	policy_check(f, pol, true);
+	expect(f, 0, NULL);
+	cJSON *json = cJSON_Parse(f->out.out);
+	assert_non_null(json);
+	cJSON_Delete(f->record);
+	f->record = json;
+	const cJSON *src = th_json_at(json, "sources");
+	assert_true(cJSON_IsArray(src));
+	assert_int_equal(cJSON_GetArraySize(src), 3);
+	const char *want[] = { "<default>", base, pol };
+	for (int i = 0; i < 3; i++) {
+		const cJSON *s = cJSON_GetArrayItem(src, i);
+		assert_true(cJSON_IsString(s));
+		assert_string_equal(s->valuestring, want[i]);
+	}
+	assert_int_equal((int)th_json_num(json, "limits.nofile"), 123);
+	assert_string_equal(th_json_str(json, "hostname"), "ext-test");
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* namespaces                                                                               */
+
+static void test_ns_net_shared(void **state)
+{
+	struct fx *f = *state;
+	/* Control: the probe on the host lists the host's interfaces, more than lo. */
+	direct_expect(f, TH_CMD(TH_PROBE, "ifaces"), 0, NULL);
+	char host[4096];
+	(void)snprintf(host, sizeof(host), "%s", f->out.out);
+	policy_expect(f, NULL, TH_CMD(TH_PROBE, "ifaces"), 0, "lo up\n");
+	if (!strcmp(host, "lo up\n"))
+		print_message("the host has only lo: the interface lists cannot differ\n");
+
+	char pol[PATH_MAX];
+	th_policy(&f->ws, "namespaces: { net: false }\n", pol);
+	record_expect(f, pol, TH_CMD(TH_PROBE, "ifaces"), 0, host);
+	EXPECT_WEAKENINGS(f, "share-net");
+	assert_false(th_json_bool(f->record, "identity.namespaces.net.separate"));
+}
+
+static void test_ns_uts_shared(void **state)
+{
+	struct fx *f = *state;
+	struct utsname u;
+	assert_int_equal(uname(&u), 0);
+	char host[2 * sizeof(u.nodename) + 4];
+	(void)snprintf(host, sizeof(host), "%s\n%s\n", u.nodename, u.domainname);
+	/* Control: a new UTS namespace has the policy's name and no domain. */
+	policy_expect(f, NULL, TH_CMD(TH_PROBE, "hostname"), 0, "warden\n\n");
+	assert_string_not_equal(host, "warden\n\n");
+
+	char pol[PATH_MAX];
+	/* Sharing the host's UTS namespace, the policy's hostname is not applied. */
+	th_policy(&f->ws, "hostname: not-applied\nnamespaces: { uts: false }\n", pol);
+	record_expect(f, pol, TH_CMD(TH_PROBE, "hostname"), 0, host);
+	EXPECT_WEAKENINGS(f, "share-uts");
+	assert_false(th_json_bool(f->record, "identity.namespaces.uts.separate"));
+	/* /etc/hostname tells the same name as uname. */
+	char etc[sizeof(u.nodename) + 2];
+	(void)snprintf(etc, sizeof(etc), "%s\n", u.nodename);
+	policy_expect(f, pol, TH_CMD(TH_PROBE, "cat", "/etc/hostname"), 0, etc);
+	/* The host's name was not changed either. */
+	struct utsname after;
+	assert_int_equal(uname(&after), 0);
+	assert_string_equal(after.nodename, u.nodename);
+}
+
+static void test_ns_ipc_shared(void **state)
+{
+	struct fx *f = *state;
+	f->shm_id = shmget(SHM_KEY, 4096, IPC_CREAT | IPC_EXCL | 0666);
+	if (f->shm_id < 0 && errno == EEXIST) {
+		/* Left by an earlier run that died: remove it and start over. */
+		int old = shmget(SHM_KEY, 0, 0);
+		if (old >= 0)
+			(void)shmctl(old, IPC_RMID, NULL);
+		f->shm_id = shmget(SHM_KEY, 4096, IPC_CREAT | IPC_EXCL | 0666);
+	}
+	if (f->shm_id < 0)
+		fail_msg("shmget: %s", strerror(errno));
+	char key[16], found[32];
+	(void)snprintf(key, sizeof(key), "%d", SHM_KEY);
+	(void)snprintf(found, sizeof(found), "OK %d\n", f->shm_id);
+	/* Control: the probe on the host finds the segment, a new IPC namespace does not. */
+	direct_expect(f, TH_CMD(TH_PROBE, "shm", key), 0, found);
+	policy_expect(f, NULL, TH_CMD(TH_PROBE, "shm", key), 1, "ERR ENOENT 2\n");
+
+	char pol[PATH_MAX];
+	th_policy(&f->ws, "namespaces: { ipc: false }\n", pol);
+	record_expect(f, pol, TH_CMD(TH_PROBE, "shm", key), 0, found);
+	EXPECT_WEAKENINGS(f, "share-ipc");
+	assert_false(th_json_bool(f->record, "identity.namespaces.ipc.separate"));
+}
+
+/*
+ * For each line "N:controllers:path" of a /proc/PID/cgroup text (inside), the host's line of
+ * the same hierarchy (host, the test's own): the path inside must be the host's or below it
+ * (warden's cgroup is created below its own, which is the test's). Returns how many lines are
+ * strictly below, or -1 when a line does not match.
+ */
+static int cgroup_lines_below(const char *inside, const char *host)
+{
+	int below = 0, lines = 0;
+	for (const char *line = inside; *line;) {
+		const char *nl = strchr(line, '\n');
+		size_t llen = nl ? (size_t)(nl - line) : strlen(line);
+		const char *c2 = NULL;
+		const char *c1 = memchr(line, ':', llen);
+		if (c1)
+			c2 = memchr(c1 + 1, ':', llen - (size_t)(c1 + 1 - line));
+		if (!c2)
+			return -1;
+		size_t hier = (size_t)(c2 + 1 - line); /* "N:controllers:" */
+		const char *path = c2 + 1;
+		size_t plen = llen - hier;
+		/* The same hierarchy on the host. */
+		const char *h = host;
+		const char *hpath = NULL;
+		size_t hplen = 0;
+		while (h && *h) {
+			const char *hnl = strchr(h, '\n');
+			size_t hlen = hnl ? (size_t)(hnl - h) : strlen(h);
+			if (hlen >= hier && !strncmp(h, line, hier)) {
+				hpath = h + hier;
+				hplen = hlen - hier;
+				break;
+			}
+			h = hnl ? hnl + 1 : NULL;
+		}
+		if (!hpath)
+			return -1;
+		if (plen == hplen && !strncmp(path, hpath, plen)) {
+			/* the same cgroup */
+		} else if (plen > hplen && !strncmp(path, hpath, hplen) &&
+			   (hplen == 1 || path[hplen] == '/')) {
+			below++;
+		} else {
+			return -1;
+		}
+		lines++;
+		if (!nl)
+			break;
+		line = nl + 1;
+	}
+	return lines ? below : -1;
+}
+
+static void test_ns_cgroup_shared(void **state)
+{
+	struct fx *f = *state;
+	char host[4096];
+	host_read("/proc/self/cgroup", host, sizeof(host));
+	/* Control: in a new cgroup namespace, every hierarchy's path is its root. */
+	policy_expect(f, NULL, TH_CMD(TH_PROBE, "cat", "/proc/self/cgroup"), 0, NULL);
+	for (const char *line = f->out.out; *line;) {
+		const char *nl = strchr(line, '\n');
+		if (!nl || nl - line < 2 || strncmp(nl - 2, ":/", 2) != 0) {
+			show(f);
+			fail_msg("a cgroup path is not / in a new cgroup namespace");
+		}
+		line = nl + 1;
+	}
+
+	char pol[PATH_MAX];
+	th_policy(&f->ws, "namespaces: { cgroup: false }\n", pol);
+	record_expect(f, pol, TH_CMD(TH_PROBE, "cat", "/proc/self/cgroup"), 0, NULL);
+	int below = cgroup_lines_below(f->out.out, host);
+	if (below < 1) {
+		show(f);
+		fail_msg("the sandbox does not see the host's cgroup paths (host:\n%s)", host);
+	}
+	EXPECT_WEAKENINGS(f, "share-cgroup");
+	assert_false(th_json_bool(f->record, "identity.namespaces.cgroup.separate"));
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Policies that are refused, next to a neighbouring one that is accepted                  */
+
+struct refusal_case {
+	const char *bad;
+	const char *good;
+};
+
+static void test_refused(void **state)
+{
+	struct fx *f = *state;
+	const struct refusal_case *c = f->param;
+	char bad[PATH_MAX], good[PATH_MAX];
+	th_policy(&f->ws, c->bad, bad);
+	th_policy(&f->ws, c->good, good);
+
+	/* Control: the neighbouring policy is valid and runs the command. */
+	policy_check(f, good, false);
+	expect(f, 0, NULL);
+	policy_expect(f, good, TH_CMD(TH_PROBE, "write", "/workspace/ran"), 0, "OK 1\n");
+	assert_true(ws_exists(f, "ran"));
+	char ran[PATH_MAX];
+	ws_path(f, "ran", ran);
+	assert_int_equal(unlink(ran), 0);
+
+	policy_check(f, bad, false);
+	expect(f, 2, NULL);
+	if (!strstr(f->out.err, bad)) {
+		show(f);
+		fail_msg("the diagnostic does not name the policy file");
+	}
+	policy_expect(f, bad, TH_CMD(TH_PROBE, "write", "/workspace/ran"), 125, "");
+	assert_false(ws_exists(f, "ran"));
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* filesystem.binds                                                                         */
+
+/*
+ * Bind sources are captured with the supervisor's credentials before the sandbox switches to
+ * its host uid: the aux directory holding them stays 0700 (root's), as a private directory
+ * of the policy's author would be.
+ */
+static void test_binds_rw_ro(void **state)
+{
+	struct fx *f = *state;
+	char rw[PATH_MAX], ro[PATH_MAX], pol[PATH_MAX], p[PATH_MAX];
+	th_aux_path(&f->ws, "rw", rw);
+	th_aux_path(&f->ws, "ro", ro);
+	/* World-writable: the sandbox user's host uid is allocated per run. */
+	host_mkdir(rw, 0777);
+	host_mkdir(ro, 0777);
+	th_pathf(p, "%s/seen", ro);
+	host_write(p, "from the host\n");
+	/* Control: without the binds there is no /data. */
+	policy_expect(f, NULL, TH_CMD(TH_PROBE, "stat", "/data"), 1, "ERR ENOENT 2\n");
+
+	policyf(f, pol,
+		"filesystem:\n"
+		"  binds:\n"
+		"    - { src: %s, dst: /data, mode: rw }\n"
+		"    - { src: %s, dst: /srv/ro }\n",
+		rw, ro);
+	policy_expect(f, pol, TH_CMD(TH_PROBE, "write", "/data/new"), 0, "OK 1\n");
+	char buf[64];
+	th_pathf(p, "%s/new", rw);
+	host_read(p, buf, sizeof(buf));
+	assert_string_equal(buf, "x");
+
+	/* mode defaults to ro: readable, not writable, even though the directory is 0777. */
+	policy_expect(f, pol, TH_CMD(TH_PROBE, "cat", "/srv/ro/seen"), 0, "from the host\n");
+	policy_expect(f, pol, TH_CMD(TH_PROBE, "write", "/srv/ro/new"), 1, "ERR EROFS 30\n");
+	policy_expect(f, pol, TH_CMD(TH_PROBE, "write", "/srv/ro/seen"), 1, "ERR EROFS 30\n");
+	th_pathf(p, "%s/new", ro);
+	assert_int_equal(access(p, F_OK), -1);
+	th_pathf(p, "%s/seen", ro);
+	host_read(p, buf, sizeof(buf));
+	assert_string_equal(buf, "from the host\n");
+}
+
+static void test_binds_relative_src(void **state)
+{
+	struct fx *f = *state;
+	char dir[PATH_MAX], p[PATH_MAX], pol[PATH_MAX];
+	/* Next to the policy file... */
+	th_pathf(dir, "%s/tools", f->ws.aux);
+	host_mkdir(dir, 0755);
+	th_pathf(p, "%s/which", dir);
+	host_write(p, "policy dir\n");
+	/* ...and a decoy in warden's working directory (the workspace). */
+	ws_path(f, "tools", dir);
+	host_mkdir(dir, 0755);
+	ws_write(f, "tools/which", "working dir\n");
+
+	th_policy(&f->ws, "filesystem: { binds: [ { src: ./tools, dst: /opt/tools } ] }\n", pol);
+	struct th_opts o = ws_opts(f);
+	o.policy = pol;
+	o.cwd = f->ws.dir;
+	/* Control: the same name, seen in the workspace, is the decoy. */
+	run_with(f, &o, TH_CMD(TH_PROBE, "cat", "/workspace/tools/which"));
+	expect(f, 0, "working dir\n");
+	run_with(f, &o, TH_CMD(TH_PROBE, "cat", "/opt/tools/which"));
+	expect(f, 0, "policy dir\n");
+
+	policy_check(f, pol, true);
+	expect(f, 0, NULL);
+	cJSON *json = cJSON_Parse(f->out.out);
+	assert_non_null(json);
+	f->record = json;
+	const cJSON *b = cJSON_GetArrayItem(th_json_at(json, "filesystem.binds"), 0);
+	assert_non_null(b);
+	th_pathf(p, "%s/tools", f->ws.aux);
+	assert_string_equal(th_json_str(b, "src"), p);
+}
+
+static void test_binds_optional(void **state)
+{
+	struct fx *f = *state;
+	char missing[PATH_MAX], pol[PATH_MAX];
+	th_aux_path(&f->ws, "missing", missing);
+	policyf(f, pol, "filesystem: { binds: [ { src: %s, dst: /opt/m, optional: true } ] }\n",
+		missing);
+	policy_expect(f, pol, TH_CMD(TH_PROBE, "write", "/workspace/ran"), 0, "OK 1\n");
+	assert_true(ws_exists(f, "ran"));
+	policy_expect(f, pol, TH_CMD(TH_PROBE, "stat", "/opt/m"), 1, "ERR ENOENT 2\n");
+
+	/* Without optional, the missing source stops the run before the command. */
+	char ran[PATH_MAX];
+	ws_path(f, "ran", ran);
+	assert_int_equal(unlink(ran), 0);
+	policyf(f, pol, "filesystem: { binds: [ { src: %s, dst: /opt/m } ] }\n", missing);
+	policy_expect(f, pol, TH_CMD(TH_PROBE, "write", "/workspace/ran"), 125, "");
+	assert_false(ws_exists(f, "ran"));
+	if (!strstr(f->out.err, missing)) {
+		show(f);
+		fail_msg("the diagnostic does not name the missing source");
+	}
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* filesystem.etc                                                                           */
+
+static void test_etc_entries(void **state)
+{
+	struct fx *f = *state;
+	char host[8192], pol[PATH_MAX];
+	if (access("/etc/os-release", R_OK) < 0) {
+		print_message("no /etc/os-release on the host\n");
+		skip();
+	}
+	host_read("/etc/os-release", host, sizeof(host));
+	struct stat st;
+	const bool have_nsswitch = lstat("/etc/nsswitch.conf", &st) == 0;
+
+	th_policy(&f->ws, "filesystem: { etc: [] }\n", pol);
+	policy_expect(f, pol, TH_CMD(TH_PROBE, "cat", "/etc/os-release"), 1, "ERR ENOENT 2\n");
+	/* Only the synthetic files are left. */
+	policy_expect(f, pol, TH_CMD(TH_PROBE, "ls", "/etc"), 0, "group\nhostname\nhosts\npasswd\n");
+
+	th_policy(&f->ws, "filesystem: { etc: [os-release] }\n", pol);
+	policy_expect(f, pol, TH_CMD(TH_PROBE, "cat", "/etc/os-release"), 0, host);
+	/* The list replaces the default's: a default entry the host has is gone. */
+	if (have_nsswitch) {
+		policy_expect(f, NULL, TH_CMD(TH_PROBE, "stat", "/etc/nsswitch.conf"), 0, NULL);
+		policy_expect(f, pol, TH_CMD(TH_PROBE, "stat", "/etc/nsswitch.conf"), 1,
+			      "ERR ENOENT 2\n");
+	}
+	/* Read-only, like every host entry. */
+	run_with(f, &(struct th_opts){ .workspace = f->ws.dir, .policy = pol },
+		 TH_CMD(TH_PROBE, "write", "/etc/os-release"));
+	expect_write_refused(f);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* filesystem.protect and allow_create                                                      */
+
+static void test_protect_custom(void **state)
+{
+	struct fx *f = *state;
+	char pol[PATH_MAX];
+	/* Control: build.sh is not protected by default. */
+	ws_write(f, "build.sh", "#!/bin/sh\necho build\n");
+	policy_expect(f, NULL, TH_CMD(TH_PROBE, "write", "/workspace/build.sh"), 0, "OK 1\n");
+	expect_ws_file(f, "build.sh", "x");
+
+	ws_write(f, "build.sh", "#!/bin/sh\necho build\n");
+	th_policy(&f->ws, "filesystem: { protect: [build.sh] }\n", pol);
+	struct th_opts o = ws_opts(f);
+	o.policy = pol;
+	run_with(f, &o, TH_CMD(TH_PROBE, "write", "/workspace/build.sh"));
+	expect_write_refused(f);
+	run_with(f, &o, TH_CMD(TH_PROBE, "openw", "/workspace/build.sh"));
+	expect_write_refused(f);
+	/* Still readable, and the rest of the workspace is writable. */
+	policy_expect(f, pol, TH_CMD(TH_PROBE, "cat", "/workspace/build.sh"), 0,
+		      "#!/bin/sh\necho build\n");
+	policy_expect(f, pol, TH_CMD(TH_PROBE, "write", "/workspace/other"), 0, "OK 1\n");
+	expect_ws_file(f, "build.sh", "#!/bin/sh\necho build\n");
+}
+
+static void test_protect_allow_create(void **state)
+{
+	struct fx *f = *state;
+	char pol[PATH_MAX];
+	/* Control: protected and missing, .envrc cannot be created. */
+	th_policy(&f->ws, "filesystem: { protect: [.envrc] }\n", pol);
+	struct th_opts o = ws_opts(f);
+	o.policy = pol;
+	run_with(f, &o, TH_CMD(TH_PROBE, "write", "/workspace/.envrc"));
+	expect_write_refused(f);
+	assert_false(ws_exists(f, ".envrc"));
+
+	th_policy(&f->ws, "filesystem: { protect: [.envrc], allow_create: [.envrc] }\n", pol);
+	o.policy = pol;
+	run_with(f, &o, TH_CMD(TH_PROBE, "write", "/workspace/.envrc"));
+	expect(f, 0, "OK 1\n");
+	expect_ws_file(f, ".envrc", "x");
+	/* Once it exists it is protected like any existing entry. */
+	ws_write(f, ".envrc", "export A=1\n");
+	run_with(f, &o, TH_CMD(TH_PROBE, "write", "/workspace/.envrc"));
+	expect_write_refused(f);
+	expect_ws_file(f, ".envrc", "export A=1\n");
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* filesystem.hide                                                                          */
+
+static void test_hide(void **state)
+{
+	struct fx *f = *state;
+	char p[PATH_MAX], pol[PATH_MAX];
+	ws_write(f, ".env", "SECRET=1\n");
+	ws_path(f, "sub", p);
+	host_mkdir(p, 0755);
+	ws_write(f, "sub/.env", "SUB=2\n");
+	ws_path(f, "secrets", p);
+	host_mkdir(p, 0755);
+	ws_write(f, "secrets/key", "key\n");
+	ws_write(f, "notes.env", "visible\n");
+	/* Control: by default, nothing is hidden. */
+	record_expect(f, NULL, TH_CMD(TH_PROBE, "cat", "/workspace/.env"), 0, "SECRET=1\n");
+	assert_int_equal((int)th_json_num(f->record, "sandbox.hidden"), 0);
+
+	th_policy(&f->ws, "filesystem: { hide: [\"**/.env\", secrets] }\n", pol);
+	record_expect(f, pol, TH_CMD(TH_PROBE, "cat", "/workspace/.env"), 0, "");
+	assert_int_equal((int)th_json_num(f->record, "sandbox.hidden"), 3);
+	policy_expect(f, pol, TH_CMD(TH_PROBE, "cat", "/workspace/sub/.env"), 0, "");
+	policy_expect(f, pol, TH_CMD(TH_PROBE, "ls", "/workspace/secrets"), 0, "");
+	policy_expect(f, pol, TH_CMD(TH_PROBE, "cat", "/workspace/secrets/key"), 1,
+		      "ERR ENOENT 2\n");
+	policy_expect(f, pol, TH_CMD(TH_PROBE, "write", "/workspace/secrets/new"), 1,
+		      "ERR EROFS 30\n");
+	/* A write to a hidden file goes nowhere. */
+	policy_expect(f, pol, TH_CMD(TH_PROBE, "write", "/workspace/.env"), 0, "OK 1\n");
+	/* Not every name ending in .env: the pattern is a whole component. */
+	policy_expect(f, pol, TH_CMD(TH_PROBE, "cat", "/workspace/notes.env"), 0, "visible\n");
+
+	expect_ws_file(f, ".env", "SECRET=1\n");
+	expect_ws_file(f, "sub/.env", "SUB=2\n");
+	expect_ws_file(f, "secrets/key", "key\n");
+	assert_false(ws_exists(f, "secrets/new"));
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* capabilities                                                                             */
+
+static void expect_caps(const struct fx *f, const char *want)
+{
+	static const char *const sets[] = { "CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb" };
+	char v[64];
+	for (size_t i = 0; i < sizeof(sets) / sizeof(sets[0]); i++) {
+		if (!th_status_field(f->out.out, sets[i], v, sizeof(v))) {
+			show(f);
+			fail_msg("no %s line", sets[i]);
+		}
+		if (strcmp(v, want) != 0) {
+			show(f);
+			fail_msg("%s is %s, expected %s", sets[i], v, want);
+		}
+	}
+}
+
+static void test_capabilities_keep(void **state)
+{
+	struct fx *f = *state;
+	char pol[PATH_MAX];
+	/* Control: no capability, so a port below 1024 is refused. */
+	policy_expect(f, NULL, TH_CMD(TH_PROBE, "bindport", "80"), 1, "ERR EACCES 13\n");
+	policy_expect(f, NULL, TH_CMD(TH_PROBE, "status"), 0, NULL);
+	expect_caps(f, ZERO_CAPS);
+
+	th_policy(&f->ws, "capabilities: { keep: [net_bind_service] }\n", pol);
+	record_expect(f, pol, TH_CMD(TH_PROBE, "bindport", "80"), 0, "OK 0\n");
+	EXPECT_WEAKENINGS(f, "keep-capabilities");
+	assert_string_equal(th_json_str(f->record, "sandbox.capabilities_kept"),
+			    "net_bind_service");
+	assert_string_equal(th_json_str(f->record, "identity.CapEff"), CAP_NET_BIND_SERVICE_ONLY);
+	/* Exactly bit 10 (CAP_NET_BIND_SERVICE) in every set, ambient so that it survives exec. */
+	policy_expect(f, pol, TH_CMD(TH_PROBE, "status"), 0, NULL);
+	expect_caps(f, CAP_NET_BIND_SERVICE_ONLY);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* seccomp                                                                                  */
+
+static void test_seccomp_default_action_kill(void **state)
+{
+	struct fx *f = *state;
+	char pol[PATH_MAX];
+	/* Control: an unlisted syscall answers ENOSYS. */
+	policy_expect(f, NULL, TH_CMD(TH_PROBE, "rawsyscall", UNKNOWN_SYSCALL), 1,
+		      "ERR ENOSYS 38\n");
+
+	th_policy(&f->ws, "seccomp: { default_action: kill }\n", pol);
+	record_expect(f, pol, TH_CMD(TH_PROBE, "rawsyscall", UNKNOWN_SYSCALL), SIGSYS_EXIT, "");
+	assert_string_equal(th_json_str(f->record, "exit.reason"), "signaled");
+	assert_int_equal((int)th_json_num(f->record, "exit.signal"), 31);
+	/* Listed syscalls still work, for the probe and for the worker that started it. */
+	policy_expect(f, pol, TH_CMD(TH_PROBE, "write", "/workspace/x"), 0, "OK 1\n");
+}
+
+static void test_seccomp_allow(void **state)
+{
+	struct fx *f = *state;
+	char nr[16], pol[PATH_MAX], host[64];
+	(void)snprintf(nr, sizeof(nr), "%d", (int)SYS_kcmp);
+	/* kcmp of pid 0: the kernel's own answer, without the filter, is ESRCH. */
+	const char *const cmd[] = { TH_PROBE, "rawsyscall", nr, "0", "0", "0", "0", "0", NULL };
+	direct_expect(f, cmd, 1, NULL);
+	if (!strcmp(f->out.out, "ERR ENOSYS 38\n")) {
+		print_message("the host kernel has no kcmp\n");
+		skip();
+	}
+	(void)snprintf(host, sizeof(host), "%s", f->out.out);
+	/* Control: kcmp is not in the default allowlist. */
+	policy_expect(f, NULL, cmd, 1, "ERR ENOSYS 38\n");
+
+	th_policy(&f->ws, "seccomp: { allow: [kcmp] }\n", pol);
+	policy_expect(f, pol, cmd, 1, host);
+}
+
+static void test_seccomp_deny(void **state)
+{
+	struct fx *f = *state;
+	char p[PATH_MAX], pol[PATH_MAX];
+	struct stat st;
+	ws_write(f, "f", "data\n");
+	ws_path(f, "f", p);
+	assert_int_equal(chmod(p, 0644), 0);
+	/* Control: chmod is allowed by default. */
+	policy_expect(f, NULL, TH_CMD(TH_PROBE, "chmod", "/workspace/f"), 0, "OK 0\n");
+	assert_int_equal(stat(p, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0600);
+	assert_int_equal(chmod(p, 0644), 0);
+
+	/* glibc implements chmod() with either syscall. */
+	th_policy(&f->ws, "seccomp: { deny: [chmod, fchmodat] }\n", pol);
+	policy_expect(f, pol, TH_CMD(TH_PROBE, "chmod", "/workspace/f"), 1, "ERR EPERM 1\n");
+	assert_int_equal(stat(p, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0644);
+	/* Other syscalls are untouched. */
+	policy_expect(f, pol, TH_CMD(TH_PROBE, "write", "/workspace/f"), 0, "OK 1\n");
+}
+
+static void test_seccomp_rules(void **state)
+{
+	struct fx *f = *state;
+	char pol[PATH_MAX];
+	/* Control: the probe may signal itself with SIGUSR1 (10), which it ignores. */
+	policy_expect(f, NULL, TH_CMD(TH_PROBE, "killself", "10"), 0, "OK 0\n");
+
+	th_policy(&f->ws,
+		  "seccomp:\n"
+		  "  rules:\n"
+		  "    - { syscall: kill, action: deny, args: [ { index: 1, op: eq, value: 10 } ] }\n",
+		  pol);
+	policy_expect(f, pol, TH_CMD(TH_PROBE, "killself", "10"), 1, "ERR EPERM 1\n");
+	/* Only when the condition holds. */
+	policy_expect(f, pol, TH_CMD(TH_PROBE, "killself", "0"), 0, "OK 0\n");
+	policy_expect(f, pol, TH_CMD(TH_PROBE, "killself", "12"), 0, "OK 0\n");
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* limits                                                                                   */
+
+static long spin_cpu_usec(const struct fx *f)
+{
+	long long usec = -1;
+	if (sscanf(f->out.out, "CPU %lld", &usec) != 1) {
+		show(f);
+		fail_msg("no CPU line");
+	}
+	return (long)usec;
+}
+
+static void test_limit_cpu(void **state)
+{
+	struct fx *f = *state;
+	char pol[PATH_MAX];
+	/* Control: one second of spinning takes most of a second of CPU (other tests may run
+	 * meanwhile, so not all of it). */
+	record_expect(f, NULL, TH_CMD(TH_PROBE, "spin", "1000"), 0, NULL);
+	long control = spin_cpu_usec(f);
+	double control_cg = th_json_num(f->record, "resources.cpu_usec");
+
+	th_policy(&f->ws, "limits: { cpu: 0.2 }\n", pol);
+	record_expect(f, pol, TH_CMD(TH_PROBE, "spin", "1000"), 0, NULL);
+	long limited = spin_cpu_usec(f);
+	double limited_cg = th_json_num(f->record, "resources.cpu_usec");
+	print_message("spin 1000 ms: %ld us of CPU by default, %ld us under cpu: 0.2\n", control,
+		      limited);
+	assert_true(control >= 500000);
+	assert_true(control_cg >= 500000);
+	assert_true(limited <= 300000);
+	assert_true(limited_cg <= 350000);
+	assert_true(limited > 0);
+}
+
+static void test_limit_nproc(void **state)
+{
+	struct fx *f = *state;
+	char pol[PATH_MAX];
+	long forked = -1;
+	/* Control: by default, 20 forks are nothing. */
+	policy_expect(f, NULL, TH_CMD(TH_PROBE, "forkbomb", "20"), 128 + 9, "FORKED 20\n");
+
+	th_policy(&f->ws, "limits: { nproc: 5 }\n", pol);
+	policy_expect(f, pol, TH_CMD(TH_PROBE, "rlimit", "NPROC"), 0, "5 5\n");
+	record_expect(f, pol, TH_CMD(TH_PROBE, "forkbomb", "20"), 128 + 9, NULL);
+	if (sscanf(f->out.out, "FORKED %ld", &forked) != 1) {
+		show(f);
+		fail_msg("no FORKED line");
+	}
+	/* The worker and the probe count too. */
+	assert_in_range(forked, 1, 4);
+	/* The rlimit refused, not the cgroup (pids stays 1024). */
+	assert_int_equal((int)th_json_num(f->record, "resources.pids_limit_hits"), 0);
+}
+
+static void test_limit_output_refused(void **state)
+{
+	struct fx *f = *state;
+	char pol[PATH_MAX];
+	/* Control: output 0 (the default) runs. */
+	th_policy(&f->ws, "limits: { output: 0 }\n", pol);
+	policy_expect(f, pol, TH_CMD(TH_PROBE, "write", "/workspace/ran"), 0, "OK 1\n");
+	char ran[PATH_MAX];
+	ws_path(f, "ran", ran);
+	assert_int_equal(unlink(ran), 0);
+
+	/* A valid policy, but `warden run` cannot enforce it. */
+	th_policy(&f->ws, "limits: { output: 1M }\n", pol);
+	policy_check(f, pol, false);
+	expect(f, 0, NULL);
+	policy_expect(f, pol, TH_CMD(TH_PROBE, "write", "/workspace/ran"), 125, "");
+	assert_false(ws_exists(f, "ran"));
+	if (!strstr(f->out.err, "output")) {
+		show(f);
+		fail_msg("the diagnostic does not name limits.output");
+	}
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* unsafe                                                                                   */
+
+static void test_unsafe_no_cgroup_unused(void **state)
+{
+	struct fx *f = *state;
+	char pol[PATH_MAX];
+	/* As root a cgroup is created, so the weakening is allowed but not used or recorded. */
+	th_policy(&f->ws, "unsafe: [no-cgroup]\n", pol);
+	record_expect(f, pol, TH_CMD(TH_PROBE, "exit", "0"), 0, "");
+	EXPECT_NO_WEAKENINGS(f);
+	int v = (int)th_json_num(f->record, "sandbox.cgroup_version");
+	assert_true(v == 1 || v == 2);
+	assert_true(th_json_bool(f->record, "sandbox.cgroup_emptied"));
+}
+
+static void test_unsafe_io_uring(void **state)
+{
+	struct fx *f = *state;
+	char pol[PATH_MAX], host[64], knob[16] = "0\n";
+	if (access("/proc/sys/kernel/io_uring_disabled", F_OK) == 0)
+		host_read("/proc/sys/kernel/io_uring_disabled", knob, sizeof(knob));
+	/* Control: on the host the kernel answers for itself (EFAULT for the NULL params). */
+	direct_expect(f, TH_CMD(TH_PROBE, "syscall", "io_uring_setup"), 1, NULL);
+	if (strcmp(knob, "0\n") != 0 || !strcmp(f->out.out, "ERR ENOSYS 38\n") ||
+	    !strcmp(f->out.out, "ERR EPERM 1\n")) {
+		print_message("io_uring is unavailable on this host (io_uring_disabled %s)\n",
+			      knob);
+		skip();
+	}
+	(void)snprintf(host, sizeof(host), "%s", f->out.out);
+	policy_expect(f, NULL, TH_CMD(TH_PROBE, "syscall", "io_uring_setup"), 1, "ERR EPERM 1\n");
+
+	th_policy(&f->ws, "unsafe: [io_uring]\n", pol);
+	record_expect(f, pol, TH_CMD(TH_PROBE, "syscall", "io_uring_setup"), 1, host);
+	EXPECT_WEAKENINGS(f, "io_uring");
+}
+
+static void test_unsafe_bind_host_root(void **state)
+{
+	struct fx *f = *state;
+	char pol[PATH_MAX], host[512];
+	if (access("/etc/hostname", R_OK) < 0) {
+		print_message("no /etc/hostname on the host\n");
+		skip();
+	}
+	host_read("/etc/hostname", host, sizeof(host));
+	/* Control: the sandbox's own /etc/hostname is synthetic. */
+	policy_expect(f, NULL, TH_CMD(TH_PROBE, "cat", "/etc/hostname"), 0, "warden\n");
+	policy_expect(f, NULL, TH_CMD(TH_PROBE, "stat", "/host"), 1, "ERR ENOENT 2\n");
+
+	th_policy(&f->ws,
+		  "filesystem: { binds: [ { src: /, dst: /host } ] }\n"
+		  "unsafe: [bind-host-root]\n",
+		  pol);
+	record_expect(f, pol, TH_CMD(TH_PROBE, "cat", "/host/etc/hostname"), 0, host);
+	EXPECT_WEAKENINGS(f, "bind-host-root");
+	/* Still a read-only bind. */
+	policy_expect(f, pol, TH_CMD(TH_PROBE, "write", "/host/warden-new"), 1, "ERR EROFS 30\n");
+	assert_int_equal(access("/warden-new", F_OK), -1);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+
+/* A test named after its function, without the "test_" prefix. */
+#define T(fn) { &#fn[5], fn, fx_setup, fx_teardown, NULL }
+#define REFUSED(n, bad, good) { "refused_" n, test_refused, fx_setup, fx_teardown, \
+				&(struct refusal_case){ bad, good } }
+
+int main(void)
+{
+	if (!th_fully_privileged())
+		th_cannot_run("needs root with CAP_SYS_ADMIN in the initial user namespace, so "
+			      "that warden runs in privileged mode");
+	if (!th_userns_available(0, 0))
+		th_cannot_run("user namespaces are not available");
+	(void)th_warden();
+	(void)th_probe();
+
+	const struct CMUnitTest tests[] = {
+		T(test_extends_relative),
+		T(test_ns_net_shared),
+		T(test_ns_uts_shared),
+		T(test_ns_ipc_shared),
+		T(test_ns_cgroup_shared),
+		REFUSED("namespaces_user", "namespaces: { user: false }\n",
+			"namespaces: { user: true }\n"),
+		REFUSED("capabilities_sys_admin", "capabilities: { keep: [sys_admin] }\n",
+			"capabilities: { keep: [net_bind_service] }\n"),
+		REFUSED("network_bridge", "network: bridge\n", "network: none\n"),
+		REFUSED("seccomp_profile", "seccomp: { profile: other }\n",
+			"seccomp: { profile: default }\n"),
+		REFUSED("bind_host_root", "filesystem: { binds: [ { src: /, dst: /host } ] }\n",
+			"filesystem: { binds: [ { src: /, dst: /host } ] }\n"
+			"unsafe: [bind-host-root]\n"),
+		T(test_binds_rw_ro),
+		T(test_binds_relative_src),
+		T(test_binds_optional),
+		T(test_etc_entries),
+		T(test_protect_custom),
+		T(test_protect_allow_create),
+		T(test_hide),
+		T(test_capabilities_keep),
+		T(test_seccomp_default_action_kill),
+		T(test_seccomp_allow),
+		T(test_seccomp_deny),
+		T(test_seccomp_rules),
+		T(test_limit_cpu),
+		T(test_limit_nproc),
+		T(test_limit_output_refused),
+		T(test_unsafe_no_cgroup_unused),
+		T(test_unsafe_io_uring),
+		T(test_unsafe_bind_host_root),
+	};
+	return _cmocka_run_group_tests("priv-policy-effects", tests,
+				       sizeof(tests) / sizeof(tests[0]), NULL, NULL);
+}
