@@ -135,6 +135,12 @@ static cJSON *record_json(const struct sup_run_opts *opts, const struct sup_run_
 	if (ok && res->error[0])
 		ok = cJSON_AddStringToObject(ex, "detail", res->error) != NULL;
 
+	cJSON *ph = ok ? cJSON_AddObjectToObject(root, "phases_us") : NULL;
+	for (int i = 0; ph && i < SUP_PHASE_N; i++)
+		if (!add_num(ph, sup_phase_names[i], (double)res->phase_us[i]))
+			ph = NULL;
+	ok = ok && ph;
+
 	cJSON *rs = ok ? cJSON_AddObjectToObject(root, "resources") : NULL;
 	ok = ok && rs;
 	if (ok && res->have_cg && res->cg.have_memory_peak)

@@ -82,6 +82,7 @@ struct run_state {
 	char **hidden;
 	size_t n_hidden;
 	struct sup_audit *audit;
+	uint64_t phase_t;       /* when the current phase began (mono_us) */
 	int chan[2];   /* [0] supervisor, [1] worker */
 	int sync[2];   /* [0] supervisor, [1] child */
 	int pidfd;
@@ -385,6 +386,27 @@ static int arm_timer(int tfd, uint64_t ms)
 	if (timerfd_settime(tfd, 0, &its, NULL) < 0)
 		return -errno;
 	return 0;
+}
+
+const char *const sup_phase_names[SUP_PHASE_N] = {
+	[SUP_PHASE_PREPARE] = "prepare",     [SUP_PHASE_SANDBOX] = "sandbox",
+	[SUP_PHASE_HANDSHAKE] = "handshake", [SUP_PHASE_ATTEST] = "attest",
+	[SUP_PHASE_COMMAND] = "command",     [SUP_PHASE_TEARDOWN] = "teardown",
+};
+
+static uint64_t mono_us(void)
+{
+	struct timespec ts;
+	(void)clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+/* Ends phase p: charges it the time since the previous phase ended. */
+static void phase_end(struct run_state *st, struct sup_run_result *res, enum sup_phase p)
+{
+	uint64_t now = mono_us();
+	res->phase_us[p] += now - st->phase_t;
+	st->phase_t = now;
 }
 
 static uint64_t mono_ms(void)
@@ -800,6 +822,7 @@ static int spawn_and_attest(struct run_state *st, struct sup_run_result *res)
 	if (r < 0)
 		return setup_failed(res, r, "sandbox setup failed");
 	close_fd(&st->sync[0]);
+	phase_end(st, res, SUP_PHASE_SANDBOX);
 	log_debug("sandbox ready: worker is host pid %d", (int)st->pid);
 
 	/* Wall clock starts now: everything after this is the sandbox's time. */
@@ -845,6 +868,7 @@ static int supervise(struct run_state *st, struct sup_run_result *res)
 
 	/* Handshake: HELLO within the deadline, then the kernel's word on the worker. */
 	end = event_loop(st, SUP_CHAN_ATTESTED, mono_ms() + HANDSHAKE_TIMEOUT_MS, &sig);
+	phase_end(st, res, SUP_PHASE_HANDSHAKE);
 	if (end != END_STAGE)
 		goto ended;
 	struct sup_expect want = {
@@ -859,6 +883,7 @@ static int supervise(struct run_state *st, struct sup_run_result *res)
 	for (int i = 0; i < SUP_N_NS; i++)
 		want.ns_new[i] = st->pol->namespaces[i];
 	int r = sup_check_identity(st->pid, &want, &st->chan_state.claimed, &res->identity);
+	phase_end(st, res, SUP_PHASE_ATTEST);
 	if (r < 0) {
 		res->reason = SUP_REASON_ATTESTATION_FAILED;
 		res->exit_code = SUP_EXIT_VIOLATION;
@@ -942,8 +967,10 @@ int sup_run(const struct sup_run_opts *opts, struct sup_run_result *res)
 	uint64_t t0 = mono_ms();
 	run_state_init(&st);
 	st.audit = opts->audit;
+	st.phase_t = mono_us();
 
 	int code = prepare(&st, opts, res);
+	phase_end(&st, res, SUP_PHASE_PREPARE);
 	if (code == 0)
 		code = spawn_and_attest(&st, res);
 	if (code == 0) {
@@ -951,6 +978,7 @@ int sup_run(const struct sup_run_opts *opts, struct sup_run_result *res)
 		if (code == 0 && res->have_exited)
 			code = -1; /* classify below, once the cgroup has been read */
 	}
+	phase_end(&st, res, SUP_PHASE_COMMAND);
 
 	/* Tear down: kill, verify empty, read the counters, remove. */
 	kill_and_reap(&st, NULL);
@@ -964,6 +992,9 @@ int sup_run(const struct sup_run_opts *opts, struct sup_run_result *res)
 		code = res->exit_code;
 	}
 	run_state_done(&st, res);
+	phase_end(&st, res, SUP_PHASE_TEARDOWN);
+	for (int i = 0; i < SUP_PHASE_N; i++)
+		log_debug("phase %-9s %6" PRIu64 " us", sup_phase_names[i], res->phase_us[i]);
 	(void)clock_gettime(CLOCK_REALTIME, &res->ended_real);
 	res->duration_ms = mono_ms() - t0;
 	res->exit_code = code;

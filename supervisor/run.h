@@ -13,6 +13,19 @@
 #include "identity.h"
 #include "wire.h"
 
+/* Phases of a run, timed from the monotonic clock (docs/run.md, and bench/). */
+enum sup_phase {
+	SUP_PHASE_PREPARE,   /* policy, ids, workspace, cgroup, seccomp compile, fds */
+	SUP_PHASE_SANDBOX,   /* clone, id maps, the child's setup up to exec of the worker */
+	SUP_PHASE_HANDSHAKE, /* key, CHALLENGE, HELLO */
+	SUP_PHASE_ATTEST,    /* reading the kernel's view of the worker */
+	SUP_PHASE_COMMAND,   /* GO to EXITED: the command's own run (or the audit probes) */
+	SUP_PHASE_TEARDOWN,  /* kill, cgroup emptied and read, removed, placeholders gone */
+	SUP_PHASE_N,
+};
+
+extern const char *const sup_phase_names[SUP_PHASE_N];
+
 /* Exit codes of `warden run` (see --help and docs/run.md). */
 #define SUP_EXIT_TIMEOUT 124     /* the wall-clock limit killed the command */
 #define SUP_EXIT_SETUP 125       /* warden failed before the command started */
@@ -80,6 +93,7 @@ struct sup_run_result {
 
 	struct timespec started_real, ended_real;
 	uint64_t duration_ms;          /* from the monotonic clock */
+	uint64_t phase_us[SUP_PHASE_N]; /* time spent in each phase, microseconds */
 	uint64_t placeholders;         /* protected paths covered by a placeholder */
 	uint64_t hidden;               /* workspace paths masked by filesystem.hide */
 	struct sbx_host_facts host;    /* the host's capability facts (cheap probes) */
