@@ -33,6 +33,28 @@ int sbx_seccomp_build(const struct pol_policy *pol, struct sbx_seccomp_prog *out
  */
 const char *sbx_seccomp_last_error(void);
 
+/*
+ * A canonical text naming every input the filter for pol is built from (and the native
+ * architecture); two policies with the same key get the same filter. Stores a malloc'd
+ * string in *out and returns 0, or -ENOMEM.
+ */
+int sbx_seccomp_key(const struct pol_policy *pol, char **out);
+
+/* A filter compiled at build time, with the key of the policy it was compiled from. */
+struct sbx_seccomp_precompiled {
+	const char *key;
+	const struct sock_filter *insns;
+	size_t n_insns;
+};
+
+/*
+ * As sbx_seccomp_build, but when pol's key equals pre's (the embedded default's, compiled
+ * at build time) it copies that filter instead of compiling: the common case costs a
+ * string compare, not libseccomp's ~10 ms. pre may be NULL.
+ */
+int sbx_seccomp_build_fast(const struct pol_policy *pol, const struct sbx_seccomp_precompiled *pre,
+			   struct sbx_seccomp_prog *out);
+
 /* Releases what sbx_seccomp_build stored. Safe on zeroed storage and when called twice. */
 void sbx_seccomp_prog_done(struct sbx_seccomp_prog *prog);
 

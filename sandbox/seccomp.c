@@ -1041,3 +1041,85 @@ int sbx_seccomp_install(const struct sbx_seccomp_prog *prog)
 		return -errno;
 	return 0;
 }
+
+/* Appends text to a growing buffer; returns false on allocation failure. */
+static bool key_add(char **buf, size_t *len, size_t *cap, const char *text)
+{
+	size_t n = strlen(text);
+	if (*len + n + 1 > *cap) {
+		size_t want = (*cap ? *cap * 2 : 256) + n;
+		char *grown = realloc(*buf, want);
+		if (!grown)
+			return false;
+		*buf = grown;
+		*cap = want;
+	}
+	memcpy(*buf + *len, text, n + 1);
+	*len += n;
+	return true;
+}
+
+int sbx_seccomp_key(const struct pol_policy *pol, char **out)
+{
+	/*
+	 * Every input of build_ctx() is here, in a fixed order and unambiguous form (names
+	 * cannot hold ';', ',', '|' or ' '): the default action, the io_uring opt-in, the
+	 * allow and deny lists and the conditional rules. A new input must be added here too,
+	 * or a precompiled filter could be used for a policy it was not built from.
+	 */
+	char *buf = NULL, item[128];
+	size_t len = 0, cap = 0;
+	bool ok = true;
+	(void)snprintf(item, sizeof(item), "v1;arch=%u;default=%d;io_uring=%d;allow=",
+		       seccomp_arch_native(), (int)pol->seccomp_default,
+		       (pol->unsafe & POL_UNSAFE_IO_URING) != 0);
+	ok = key_add(&buf, &len, &cap, item);
+	for (size_t i = 0; ok && i < pol->n_seccomp_allow; i++)
+		ok = key_add(&buf, &len, &cap, pol->seccomp_allow[i]) &&
+		     key_add(&buf, &len, &cap, ",");
+	ok = ok && key_add(&buf, &len, &cap, ";deny=");
+	for (size_t i = 0; ok && i < pol->n_seccomp_deny; i++)
+		ok = key_add(&buf, &len, &cap, pol->seccomp_deny[i]) &&
+		     key_add(&buf, &len, &cap, ",");
+	ok = ok && key_add(&buf, &len, &cap, ";rules=");
+	for (size_t i = 0; ok && i < pol->n_seccomp_rules; i++) {
+		const struct pol_syscall_rule *r = &pol->seccomp_rules[i];
+		ok = key_add(&buf, &len, &cap, r->name);
+		(void)snprintf(item, sizeof(item), " %s", r->allow ? "allow" : "deny");
+		ok = ok && key_add(&buf, &len, &cap, item);
+		for (size_t c = 0; ok && c < r->n_conds; c++) {
+			const struct pol_arg_cond *cd = &r->conds[c];
+			(void)snprintf(item, sizeof(item), " %u:%d:%llx:%llx", cd->index, (int)cd->op,
+				       (unsigned long long)cd->value, (unsigned long long)cd->mask);
+			ok = key_add(&buf, &len, &cap, item);
+		}
+		ok = ok && key_add(&buf, &len, &cap, "|");
+	}
+	if (!ok) {
+		free(buf);
+		return -ENOMEM;
+	}
+	*out = buf;
+	return 0;
+}
+
+int sbx_seccomp_build_fast(const struct pol_policy *pol, const struct sbx_seccomp_precompiled *pre,
+			   struct sbx_seccomp_prog *out)
+{
+	if (pre && pre->key && pre->n_insns && pre->n_insns <= BPF_MAXINSNS) {
+		_cleanup_free_ char *key = NULL;
+		int r = sbx_seccomp_key(pol, &key);
+		if (r < 0)
+			return r;
+		if (strcmp(key, pre->key) == 0) {
+			struct sock_filter *insns = calloc(pre->n_insns, sizeof(*insns));
+			if (!insns)
+				return -ENOMEM;
+			memcpy(insns, pre->insns, pre->n_insns * sizeof(*insns));
+			out->insns = insns;
+			out->n_insns = pre->n_insns;
+			return 0;
+		}
+	}
+	return sbx_seccomp_build(pol, out);
+}

@@ -38,6 +38,9 @@
 #include "policy.h"
 #include "run.h"
 #include "sandbox.h"
+
+/* Generated at build time by sandbox/seccomp-gen: the default policy's filter. */
+extern const struct sbx_seccomp_precompiled sbx_seccomp_default_pre;
 #include "supervisor.h"
 
 /* How long the worker may take to answer each handshake step. */
@@ -739,7 +742,7 @@ static int prepare(struct run_state *st, const struct sup_run_opts *opts,
 		return setup_failed(res, r, "capabilities.keep names a capability this system lacks");
 
 	/* seccomp: compiled here once, only installed in the child. */
-	r = sbx_seccomp_build(st->pol, &st->seccomp);
+	r = sbx_seccomp_build_fast(st->pol, &sbx_seccomp_default_pre, &st->seccomp);
 	if (r == -EINVAL && *sbx_seccomp_last_error())
 		return setup_failed(res, 0, "%s: %s", res->policy_source, sbx_seccomp_last_error());
 	if (r < 0)

@@ -870,6 +870,79 @@ static void test_rule_refusals(void **state)
 	rules_fail(r, 1, "1 to 6 conditions");
 }
 
+/* --- the build-time filter ------------------------------------------------------------ */
+
+extern const struct sbx_seccomp_precompiled sbx_seccomp_default_pre;
+
+/* The filter seccomp-gen compiled at build time is exactly what the default compiles to now. */
+static void test_precompiled_default_matches(void **state)
+{
+	(void)state;
+	size_t len;
+	const char *text = pol_default_yaml(&len);
+	struct pol_policy *pol = NULL;
+	assert_int_equal(pol_parse("<default>", text, len, &pol, NULL), 0);
+	struct sbx_seccomp_prog now = { 0 }, fast = { 0 };
+	assert_int_equal(sbx_seccomp_build(pol, &now), 0);
+	assert_int_equal(now.n_insns, sbx_seccomp_default_pre.n_insns);
+	assert_memory_equal(now.insns, sbx_seccomp_default_pre.insns,
+			    now.n_insns * sizeof(struct sock_filter));
+	char *key = NULL;
+	assert_int_equal(sbx_seccomp_key(pol, &key), 0);
+	assert_string_equal(key, sbx_seccomp_default_pre.key);
+	free(key);
+	/* build_fast takes the precompiled filter for the default... */
+	assert_int_equal(sbx_seccomp_build_fast(pol, &sbx_seccomp_default_pre, &fast), 0);
+	assert_int_equal(fast.n_insns, now.n_insns);
+	assert_memory_equal(fast.insns, now.insns, now.n_insns * sizeof(struct sock_filter));
+	sbx_seccomp_prog_done(&fast);
+	/* ...and compiles anew for anything that changes the key. */
+	char *deny[] = { (char *)"read", NULL };
+	pol->seccomp_deny = deny;
+	pol->n_seccomp_deny = 1;
+	assert_int_equal(sbx_seccomp_build_fast(pol, &sbx_seccomp_default_pre, &fast), 0);
+	assert_int_equal(verdict(&fast, __NR_read, 0, 0), ACT_ERRNO(EPERM));
+	assert_int_equal(verdict(&now, __NR_read, 0, 0), ACT_ALLOW);
+	pol->seccomp_deny = NULL;
+	pol->n_seccomp_deny = 0;
+	sbx_seccomp_prog_done(&fast);
+	sbx_seccomp_prog_done(&now);
+	pol_free(pol);
+}
+
+/* Every input of the filter changes the key. */
+static void test_key_covers_inputs(void **state)
+{
+	(void)state;
+	struct pol_policy pol;
+	memset(&pol, 0, sizeof(pol));
+	char *base = NULL, *k = NULL;
+	assert_int_equal(sbx_seccomp_key(&pol, &base), 0);
+	char *names[] = { (char *)"kcmp", NULL };
+	struct pol_arg_cond c = { .index = 1, .op = POL_CMP_EQ, .value = 9 };
+	struct pol_syscall_rule rule = cond_rule("kill", false, 1, &c);
+	for (int i = 0; i < 5; i++) {
+		struct pol_policy p = pol;
+		switch (i) {
+		case 0: p.seccomp_default = POL_SECCOMP_KILL; break;
+		case 1: p.unsafe = POL_UNSAFE_IO_URING; break;
+		case 2: p.seccomp_allow = names; p.n_seccomp_allow = 1; break;
+		case 3: p.seccomp_deny = names; p.n_seccomp_deny = 1; break;
+		default: p.seccomp_rules = &rule; p.n_seccomp_rules = 1; break;
+		}
+		assert_int_equal(sbx_seccomp_key(&p, &k), 0);
+		if (!strcmp(k, base))
+			fail_msg("input %d does not change the key", i);
+		free(k);
+	}
+	/* Other unsafe bits do not change the filter, nor the key. */
+	pol.unsafe = POL_UNSAFE_NO_CGROUP;
+	assert_int_equal(sbx_seccomp_key(&pol, &k), 0);
+	assert_string_equal(k, base);
+	free(k);
+	free(base);
+}
+
 static void test_io_uring_needs_unsafe_bit(void **state)
 {
 	char *names[] = { (char *)"io_uring_setup" };
@@ -993,6 +1066,8 @@ int main(void)
 		cmocka_unit_test(test_rule_deny_two_conds),
 		cmocka_unit_test(test_rule_allow),
 		cmocka_unit_test(test_rule_refusals),
+		cmocka_unit_test(test_precompiled_default_matches),
+		cmocka_unit_test(test_key_covers_inputs),
 		cmocka_unit_test(test_foreign_arch_killed),
 		cmocka_unit_test(test_x32_numbers_killed),
 		cmocka_unit_test(test_kill_mode),
