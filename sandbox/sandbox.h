@@ -98,22 +98,32 @@ int sbx_idmap_workspace(int workspace_fd, uint32_t ws_uid, uint32_t ws_gid, uint
 			uint32_t host_gid);
 
 /*
+ * Takes the workspace's lock: a file named after the workspace's device and inode in
+ * lock_dir_fd (borrowed; a directory only warden writes), held shared for the whole run.
+ * *out_alone says whether no other run held it at that moment (stale placeholders may then
+ * be collected). Returns 0 with the lock fd (close-on-exec) or -errno.
+ */
+int sbx_workspace_lock(int lock_dir_fd, int workspace_fd, int *out_fd, bool *out_alone);
+
+/*
  * Creates empty, read-only placeholder files for protected workspace paths that do not exist
  * (at the first missing component), so the sandbox cannot create them; where an existing
  * non-directory already stands in the way, it is listed (not created) so that it too is bound
- * read-only. Entries named in the policy's allow_create are skipped. Resolution is
- * fd-relative and refuses symlinks.
- * On success stores a new array in *out (free with sbx_placeholders_remove) and returns 0.
+ * read-only. A placeholder another run made is adopted; one left by a dead supervisor is
+ * replaced, but only when alone is true. Entries named in the policy's allow_create are
+ * skipped. Resolution is fd-relative and refuses symlinks. On success stores a new array in
+ * *out (free with sbx_placeholders_remove) and returns 0.
  */
-int sbx_placeholders_create(int workspace_fd, const struct pol_policy *pol,
+int sbx_placeholders_create(int workspace_fd, const struct pol_policy *pol, bool alone,
 			    struct sbx_placeholder **out, size_t *out_n);
 
 /*
- * Removes the placeholders made by sbx_placeholders_create (only those still empty regular
- * files with the same inode) and frees the array. Returns the number that could not be
- * removed (0 in the normal case).
+ * Frees the array from sbx_placeholders_create and, when this run is the last one on the
+ * workspace (it can take lock_fd exclusively, or lock_fd is -1), removes the placeholders it
+ * made or adopted (only those still empty regular files with the same inode). Returns the
+ * number that could not be removed (0 in the normal case).
  */
-int sbx_placeholders_remove(int workspace_fd, struct sbx_placeholder *ph, size_t n);
+int sbx_placeholders_remove(int workspace_fd, int lock_fd, struct sbx_placeholder *ph, size_t n);
 
 /* The child side. Never returns: execs the worker or _exit()s after reporting the failure. */
 _Noreturn void sbx_child_main(const struct sbx_config *cfg);

@@ -15,8 +15,10 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cleanup.h"
@@ -174,38 +176,39 @@ static void mark_placeholder(int fd)
 }
 
 /*
- * Removes rel if it is a placeholder of a supervisor that no longer exists: an empty regular
- * file, mode 0444, with our mark naming a dead pid. Returns 1 if removed, 0 if not.
+ * True when rel is a placeholder some supervisor made: an empty regular file, mode 0444,
+ * carrying our mark. Fills *st and the marking pid.
  */
-static int collect_stale_placeholder(int ws, const char *rel)
+static bool is_placeholder(int ws, const char *rel, struct stat *st, long *out_pid)
 {
 	_cleanup_close_ int fd = open_beneath(ws, rel, O_RDONLY);
 	if (fd < 0)
-		return 0;
-	struct stat st;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size != 0 ||
-	    (st.st_mode & 07777) != 0444)
-		return 0;
+		return false;
+	if (fstat(fd, st) < 0 || !S_ISREG(st->st_mode) || st->st_size != 0 ||
+	    (st->st_mode & 07777) != 0444)
+		return false;
 	char buf[16];
 	ssize_t n = fgetxattr(fd, PLACEHOLDER_XATTR, buf, sizeof(buf) - 1);
 	if (n <= 0)
-		return 0;
+		return false;
 	buf[n] = '\0';
 	char *end;
 	errno = 0;
 	long pid = strtol(buf, &end, 10);
 	if (errno || *end || pid <= 0 || pid > INT_MAX)
-		return 0;
-	if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
-		return 0;
-	return unlinkat_beneath(ws, rel) == 0 ? 1 : 0;
+		return false;
+	*out_pid = pid;
+	return true;
 }
 
 /*
  * For one protected path: find its first missing component and create an empty read-only
- * file there. Returns 0 also when nothing is missing.
+ * file there. A placeholder that already stands in the way is adopted (this run removes it
+ * if it ends last), or, when this run is alone on the workspace and its maker is dead,
+ * replaced. Returns 0 also when nothing is missing.
  */
-static int placeholder_for(int ws, const char *rel, struct sbx_placeholder **arr, size_t *n)
+static int placeholder_for(int ws, const char *rel, bool alone, struct sbx_placeholder **arr,
+			   size_t *n)
 {
 	char prefix[PATH_MAX];
 	size_t len = strlen(rel), last = 0;
@@ -217,10 +220,19 @@ static int placeholder_for(int ws, const char *rel, struct sbx_placeholder **arr
 		memcpy(prefix, rel, i);
 		prefix[i] = '\0';
 		int fd = open_beneath(ws, prefix, O_PATH);
+		struct stat st;
+		long pid;
 		if (fd >= 0) {
 			(void)close(fd);
-			if (collect_stale_placeholder(ws, prefix))
-				fd = -ENOENT; /* a dead supervisor's leftover: make it anew */
+			if (is_placeholder(ws, prefix, &st, &pid)) {
+				bool dead = kill((pid_t)pid, 0) < 0 && errno == ESRCH;
+				if (!alone || !dead)
+					return add_placeholder(arr, n, prefix, &st, true);
+				/* A dead supervisor's leftover, and nobody else uses it: anew. */
+				if (unlinkat_beneath(ws, prefix) < 0)
+					return -EIO;
+				fd = -ENOENT;
+			}
 		}
 		if (fd >= 0) {
 			last = i;
@@ -230,7 +242,6 @@ static int placeholder_for(int ws, const char *rel, struct sbx_placeholder **arr
 			/* An existing non-directory ancestor already blocks the path: pin it. */
 			prefix[last] = '\0';
 			_cleanup_close_ int anc = open_beneath(ws, prefix, O_PATH);
-			struct stat st;
 			if (anc < 0)
 				return anc;
 			if (fstat(anc, &st) < 0)
@@ -240,9 +251,18 @@ static int placeholder_for(int ws, const char *rel, struct sbx_placeholder **arr
 		if (fd != -ENOENT)
 			return fd; /* includes -ELOOP for a symlink on the way */
 		_cleanup_close_ int created = open_beneath(ws, prefix, O_WRONLY | O_CREAT | O_EXCL);
+		/*
+		 * A concurrent run created it first: adopt it once its maker has marked it (it
+		 * does so right after creating; wait up to 100 ms for that).
+		 */
+		for (int tries = 0; created == -EEXIST && tries < 100; tries++) {
+			if (is_placeholder(ws, prefix, &st, &pid))
+				return add_placeholder(arr, n, prefix, &st, true);
+			struct timespec ms = { .tv_nsec = 1000000 };
+			(void)nanosleep(&ms, NULL);
+		}
 		if (created < 0)
 			return created;
-		struct stat st;
 		if (fstat(created, &st) < 0)
 			return -errno;
 		int r = add_placeholder(arr, n, prefix, &st, true);
@@ -256,7 +276,37 @@ static int placeholder_for(int ws, const char *rel, struct sbx_placeholder **arr
 	return 0;
 }
 
-int sbx_placeholders_create(int workspace_fd, const struct pol_policy *pol,
+int sbx_workspace_lock(int lock_dir_fd, int workspace_fd, int *out_fd, bool *out_alone)
+{
+	struct stat st;
+	if (fstat(workspace_fd, &st) < 0)
+		return -errno;
+	char name[64];
+	(void)snprintf(name, sizeof(name), "%llx-%llx", (unsigned long long)st.st_dev,
+		       (unsigned long long)st.st_ino);
+	_cleanup_close_ int fd = openat(lock_dir_fd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC,
+					0600);
+	if (fd < 0)
+		return -errno;
+	/*
+	 * Alone (the exclusive lock is free): stale placeholders may go. Either way the run then
+	 * holds the lock shared; it removes placeholders only if it can take the lock exclusively
+	 * at the end, i.e. when no other run on this workspace still relies on them.
+	 */
+	bool alone = flock(fd, LOCK_EX | LOCK_NB) == 0;
+	if (!alone && errno != EWOULDBLOCK)
+		return -errno;
+	int r;
+	while ((r = flock(fd, LOCK_SH)) < 0 && errno == EINTR)
+		;
+	if (r < 0)
+		return -errno;
+	*out_fd = TAKE_FD(fd);
+	*out_alone = alone;
+	return 0;
+}
+
+int sbx_placeholders_create(int workspace_fd, const struct pol_policy *pol, bool alone,
 			    struct sbx_placeholder **out, size_t *out_n)
 {
 	struct sbx_placeholder *arr = NULL;
@@ -265,10 +315,10 @@ int sbx_placeholders_create(int workspace_fd, const struct pol_policy *pol,
 	for (size_t i = 0; i < pol->n_protect && r >= 0; i++) {
 		if (in_list(pol->allow_create, pol->n_allow_create, pol->protect[i]))
 			continue;
-		r = placeholder_for(workspace_fd, pol->protect[i], &arr, &n);
+		r = placeholder_for(workspace_fd, pol->protect[i], alone, &arr, &n);
 	}
 	if (r < 0) {
-		(void)sbx_placeholders_remove(workspace_fd, arr, n);
+		(void)sbx_placeholders_remove(workspace_fd, -1, arr, n);
 		return r;
 	}
 	*out = arr;
@@ -276,12 +326,14 @@ int sbx_placeholders_create(int workspace_fd, const struct pol_policy *pol,
 	return 0;
 }
 
-int sbx_placeholders_remove(int workspace_fd, struct sbx_placeholder *ph, size_t n)
+int sbx_placeholders_remove(int workspace_fd, int lock_fd, struct sbx_placeholder *ph, size_t n)
 {
 	int left = 0;
+	/* Only the last run on the workspace removes: another may still rely on them. */
+	bool last = lock_fd < 0 || flock(lock_fd, LOCK_EX | LOCK_NB) == 0;
 	/* Reverse order, so that a placeholder inside an earlier one's parent goes first. */
 	for (size_t i = n; i-- > 0;) {
-		if (!ph[i].created) {
+		if (!ph[i].created || !last) {
 			free(ph[i].rel);
 			continue;
 		}

@@ -7,6 +7,7 @@
  * loop waits on all four and no logic runs in a signal handler.
  */
 #include <cap-ng.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -80,6 +81,7 @@ struct run_state {
 	int worker_fd;
 	int id_lock_fd;
 	int id_dir_fd;
+	int ws_lock_fd;
 	uint32_t host_id;
 	uint64_t caps_mask;
 	char **hidden;
@@ -134,7 +136,7 @@ static void run_state_init(struct run_state *st)
 {
 	memset(st, 0, sizeof(*st));
 	st->workspace_fd = st->workspace_tree_fd = st->worker_fd = st->id_lock_fd = -1;
-	st->id_dir_fd = -1;
+	st->id_dir_fd = st->ws_lock_fd = -1;
 	st->chan[0] = st->chan[1] = st->sync[0] = st->sync[1] = -1;
 	st->pidfd = st->sigfd = st->timerfd = -1;
 	sbx_cgroup_init(&st->cg);
@@ -168,8 +170,8 @@ static void run_state_done(struct run_state *st, struct sup_run_result *res)
 			log_errno(r, "remove cgroup, ignoring");
 	}
 	if (st->n_placeholders || st->placeholders) {
-		int left = sbx_placeholders_remove(st->workspace_fd, st->placeholders,
-						   st->n_placeholders);
+		int left = sbx_placeholders_remove(st->workspace_fd, st->ws_lock_fd,
+						   st->placeholders, st->n_placeholders);
 		if (left > 0)
 			log_error("%d placeholder(s) in the workspace were changed and left in place",
 				  left);
@@ -178,6 +180,7 @@ static void run_state_done(struct run_state *st, struct sup_run_result *res)
 	}
 	sup_channel_done(&st->chan_state);
 	sbx_seccomp_prog_done(&st->seccomp);
+	close_fd(&st->ws_lock_fd);
 	close_fd(&st->workspace_fd);
 	close_fd(&st->workspace_tree_fd);
 	close_fd(&st->worker_fd);
@@ -231,6 +234,36 @@ static void digest_hex(const void *buf, size_t len, char out[72])
 }
 
 /*
+ * A supervisor killed with SIGKILL leaves its id lock file behind (unlocked). Each start
+ * removes a bounded number of such files: one it can lock is held by nobody.
+ */
+#define ID_SWEEP_MAX 64
+
+static void sweep_stale_id_locks(int dir)
+{
+	int dup = fcntl(dir, F_DUPFD_CLOEXEC, 3);
+	if (dup < 0)
+		return;
+	DIR *d = fdopendir(dup);
+	if (!d) {
+		(void)close(dup);
+		return;
+	}
+	unsigned seen = 0;
+	struct dirent *de;
+	while ((de = readdir(d)) && seen < ID_SWEEP_MAX) {
+		if (de->d_name[0] < '0' || de->d_name[0] > '9')
+			continue;
+		seen++;
+		_cleanup_close_ int fd = openat(dir, de->d_name, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) < 0)
+			continue;
+		(void)unlinkat(dir, de->d_name, 0); /* ours now, and nobody's: gone */
+	}
+	(void)closedir(d);
+}
+
+/*
  * Host id allocation (privileged mode): one unique id per live sandbox, held by an flock on
  * /run/warden/ids/<id>. The holder unlinks the file before it lets go (release_host_id), so
  * the directory does not grow; a locker therefore checks, once it holds the lock, that the
@@ -248,6 +281,7 @@ static int allocate_host_id(const struct pol_policy *pol, int *out_dir, int *out
 								 O_CLOEXEC);
 	if (dir < 0)
 		return -errno;
+	sweep_stale_id_locks(dir);
 	uint32_t start = 0;
 	if (getrandom(&start, sizeof(start), 0) != sizeof(start))
 		start = (uint32_t)getpid();
@@ -296,6 +330,37 @@ bool sup_decide_privileged(bool init_userns)
 	return capng_have_capability(CAPNG_EFFECTIVE, CAP_SYS_ADMIN) &&
 	       capng_have_capability(CAPNG_EFFECTIVE, CAP_SETUID) &&
 	       capng_have_capability(CAPNG_EFFECTIVE, CAP_SETGID);
+}
+
+/*
+ * The directory of workspace locks: /run/warden/ws when privileged; for a normal user
+ * $XDG_RUNTIME_DIR/warden-ws, or /tmp/warden-ws-<uid>; created 0700 and refused unless it is
+ * ours and private (nothing in a sandbox can reach it: it is not in any sandbox's view).
+ */
+static int lock_workspace(bool privileged, int workspace_fd, int *out_fd, bool *out_alone)
+{
+	char path[PATH_MAX];
+	const char *xdg = secure_getenv("XDG_RUNTIME_DIR");
+	if (privileged) {
+		if (mkdir("/run/warden", 0700) < 0 && errno != EEXIST)
+			return -errno;
+		(void)snprintf(path, sizeof(path), "/run/warden/ws");
+	} else if (xdg && xdg[0] == '/') {
+		(void)snprintf(path, sizeof(path), "%s/warden-ws", xdg);
+	} else {
+		(void)snprintf(path, sizeof(path), "/tmp/warden-ws-%u", (unsigned)getuid());
+	}
+	if (mkdir(path, 0700) < 0 && errno != EEXIST)
+		return -errno;
+	_cleanup_close_ int dir = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dir < 0)
+		return -errno;
+	struct stat st;
+	if (fstat(dir, &st) < 0)
+		return -errno;
+	if (st.st_uid != geteuid() || (st.st_mode & 077))
+		return -EPERM;
+	return sbx_workspace_lock(dir, workspace_fd, out_fd, out_alone);
 }
 
 static int strv_push(char ***v, size_t *n, const char *s)
@@ -698,7 +763,11 @@ static int prepare(struct run_state *st, const struct sup_run_opts *opts,
 	}
 
 	/* Workspace: placeholders for missing protected paths, then the idmapped view. */
-	r = sbx_placeholders_create(st->workspace_fd, st->pol, &st->placeholders,
+	bool alone = false;
+	r = lock_workspace(res->privileged, st->workspace_fd, &st->ws_lock_fd, &alone);
+	if (r < 0)
+		return setup_failed(res, r, "lock the workspace");
+	r = sbx_placeholders_create(st->workspace_fd, st->pol, alone, &st->placeholders,
 				    &st->n_placeholders);
 	if (r < 0)
 		return setup_failed(res, r, "protect workspace paths");

@@ -1,0 +1,581 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Faults injected into real runs: the worker SIGKILLed mid-run, the supervisor SIGTERMed and
+ * SIGKILLed mid-run, the wall-clock deadline, a record folder that cannot be written, and a
+ * full disk when the record is written. After each one the test checks what is left on the
+ * host: no process of the sandbox (found by a marker on its command line), no cgroup of that
+ * supervisor (or, after a SIGKILL, none once the next warden has started), no half-written
+ * record (record.json absent or valid JSON, no ".record.json.*" temporary file), and a clear
+ * reason in the record or on stderr. After a supervisor SIGKILL, the lock file of its host id
+ * must be collected by the next start too, as its cgroup is.
+ *
+ * Not covered here: a deadline during setup (setup takes milliseconds and has no deadline of
+ * its own to hit from outside) and a worker that goes silent (the real worker never does;
+ * tests/hostile drives a worker that does, through warden-test).
+ *
+ * Needs full privilege; otherwise exits 77, or fails under SBX_TEST_MUST_WORK=1.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "rel.h"
+
+/* How long the sandbox may outlive a killed supervisor (docs/run.md: PDEATHSIG, pid 1). */
+#define SURVIVOR_MS 2000
+
+struct fx {
+	struct th_ws ws;
+	struct rel_cgroups cg;
+	struct th_out out;
+	cJSON *record;
+	char marker[96];
+	char rec[PATH_MAX];
+	char mnt[PATH_MAX];         /* a tmpfs this test mounted; unmounted at teardown */
+	uint32_t stale_id;          /* the id lock a SIGKILLed supervisor left; removed at teardown */
+};
+
+static int fx_setup(void **state)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+	if (!f)
+		return -1;
+	int r = th_ws_new(&f->ws, 0, 0);
+	if (r < 0) {
+		print_error("create a workspace: %s\n", strerror(-r));
+		free(f);
+		return -1;
+	}
+	rel_cgroups_find(&f->cg);
+	th_marker("faults", f->marker, sizeof(f->marker));
+	th_aux_path(&f->ws, "record", f->rec);
+	*state = f;
+	return 0;
+}
+
+static int fx_teardown(void **state)
+{
+	struct fx *f = *state;
+	th_kill_procs(f->marker, 0);
+	if (f->mnt[0])
+		(void)umount2(f->mnt, MNT_DETACH);
+	if (f->stale_id)
+		(void)rel_id_remove_stale(f->stale_id);
+	th_out_done(&f->out);
+	cJSON_Delete(f->record);
+	th_ws_remove(&f->ws);
+	free(f);
+	return 0;
+}
+
+static void show(const struct fx *f)
+{
+	print_error("warden exit %d after %llu ms\n--- stdout ---\n%s--- stderr ---\n%s---\n",
+		    f->out.code, (unsigned long long)f->out.elapsed_ms, f->out.out, f->out.err);
+}
+
+static struct th_opts opts(struct fx *f, const char *record)
+{
+	return (struct th_opts){ .workspace = f->ws.dir, .record = record };
+}
+
+/* Starts cmd and waits until the probe among its processes runs; returns the probe's pid. */
+static pid_t start_probe(struct fx *f, const struct th_opts *o, const char *const *cmd,
+			 struct th_proc *p)
+{
+	assert_int_equal(th_spawn(o, cmd, p), 0);
+	pid_t probe = 0;
+	uint64_t end = rel_now_ms() + 10000;
+	while (!probe && rel_now_ms() < end) {
+		if (th_find_procs(f->marker, "probe", p->pid, &probe, 1) != 1)
+			probe = 0;
+		if (!probe)
+			rel_sleep_ms(20);
+	}
+	if (!probe) {
+		(void)kill(p->pid, SIGKILL);
+		th_out_done(&f->out);
+		th_finish(p, &f->out);
+		show(f);
+		fail_msg("the probe never started");
+	}
+	return probe;
+}
+
+/* Runs cmd to its end; f->out gets the result. Returns warden's pid. */
+static pid_t run(struct fx *f, const struct th_opts *o, const char *const *cmd)
+{
+	struct th_proc p;
+	assert_int_equal(th_spawn(o, cmd, &p), 0);
+	pid_t pid = p.pid;
+	th_out_done(&f->out);
+	th_finish(&p, &f->out);
+	return pid;
+}
+
+static void expect_code(const struct fx *f, int code)
+{
+	if (f->out.code != code)
+		show(f);
+	assert_int_equal(f->out.code, code);
+}
+
+static void expect_stderr(const struct fx *f, const char *needle)
+{
+	if (!rel_contains(f->out.err, needle)) {
+		show(f);
+		fail_msg("stderr lacks '%s'", needle);
+	}
+}
+
+/* No process of the sandbox on the host: every process with the marker is gone. */
+static void expect_no_survivor(const struct fx *f, unsigned ms)
+{
+	int left = rel_wait_procs(f->marker, NULL, 0, 0, false, ms);
+	if (left)
+		fail_msg("%d process(es) of the sandbox outlived it by %u ms", left, ms);
+}
+
+/* Supervisor pid's cgroups are gone. */
+static void expect_cgroup_removed(const struct fx *f, pid_t warden)
+{
+	char names[1024];
+	if (rel_cgroups_count(&f->cg, warden, names, sizeof(names)) != 0)
+		fail_msg("cgroup(s) of supervisor %d left: %s", (int)warden, names);
+}
+
+/* The record folder holds a whole record.json or none, and no temporary file. */
+static enum rel_record expect_no_torn_record(struct fx *f, const char *dir)
+{
+	int temps = -1;
+	cJSON_Delete(f->record);
+	f->record = NULL;
+	enum rel_record st = rel_record_state(dir, &f->record, &temps);
+	if (st == REL_RECORD_INVALID)
+		fail_msg("%s/record.json is half-written", dir);
+	if (temps)
+		fail_msg("%d temporary record file(s) left in %s", temps, dir);
+	return st;
+}
+
+/* The host id of the recorded run is released: its lock file is gone. */
+static void expect_id_released(const cJSON *record)
+{
+	uint32_t id = (uint32_t)th_json_num(record, "sandbox.host_uid");
+	assert_true(id >= REL_HOST_ID_BASE);
+	if (rel_id_state(id) != -1)
+		fail_msg("%s/%u is still there after the run", REL_IDS_DIR, id);
+}
+
+/* While cmd runs (control for the "removed" checks): one cgroup per hierarchy. */
+static void expect_cgroup_present(const struct fx *f, pid_t warden)
+{
+	char names[1024];
+	int n = rel_cgroups_count(&f->cg, warden, names, sizeof(names));
+	if (n != f->cg.n)
+		fail_msg("supervisor %d has %d cgroup(s) while running, want %d: %s", (int)warden,
+			 n, f->cg.n, names);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+
+/* Control: the record checks do see a half-written record and a leftover temporary file. */
+static void test_record_checks_can_fail(void **state)
+{
+	struct fx *f = *state;
+	char path[PATH_MAX];
+	int temps = -1;
+	assert_int_equal(mkdir(f->rec, 0755), 0);
+	assert_int_equal(rel_record_state(f->rec, NULL, &temps), REL_RECORD_ABSENT);
+	assert_int_equal(temps, 0);
+	th_pathf(path, "%s/record.json", f->rec);
+	assert_int_equal(th_write_file(path, "{\"schema_version\": 1, \"exit\": {\"rea"), 0);
+	th_pathf(path, "%s/.record.json.1234.0badf00d", f->rec);
+	assert_int_equal(th_write_file(path, "{"), 0);
+	assert_int_equal(rel_record_state(f->rec, NULL, &temps), REL_RECORD_INVALID);
+	assert_int_equal(temps, 1);
+	th_pathf(path, "%s/record.json", f->rec);
+	assert_int_equal(th_write_file(path, "{\"schema_version\": 1}\n"), 0);
+	assert_int_equal(rel_record_state(f->rec, NULL, &temps), REL_RECORD_VALID);
+}
+
+static void test_worker_sigkill(void **state)
+{
+	struct fx *f = *state;
+	struct th_opts o = opts(f, f->rec);
+	struct th_proc p;
+	(void)start_probe(f, &o, TH_CMD(TH_PROBE, "sleep", "30", f->marker), &p);
+	pid_t warden = p.pid;
+	pid_t worker = rel_find_worker(warden);
+	long inner = worker ? rel_nspid_inner(worker) : -1;
+	expect_cgroup_present(f, warden);
+	if (worker)
+		(void)kill(worker, SIGKILL);
+	else
+		(void)kill(warden, SIGKILL);
+	th_out_done(&f->out);
+	th_finish(&p, &f->out);
+	if (!worker)
+		fail_msg("no child of warden %d is pid 1 of a pid namespace", (int)warden);
+	assert_int_equal(inner, 1);
+
+	/* The worker ended before reporting the command's end: a protocol violation. */
+	expect_code(f, 123);
+	expect_stderr(f, "protocol violation");
+	expect_no_survivor(f, SURVIVOR_MS);
+	expect_cgroup_removed(f, warden);
+	assert_int_equal(expect_no_torn_record(f, f->rec), REL_RECORD_VALID);
+	assert_string_equal(th_json_str(f->record, "exit.reason"), "protocol-violation");
+	assert_int_equal((int)th_json_num(f->record, "exit.code"), 123);
+	const char *why = th_json_str(f->record, "violation.reason");
+	print_message("worker SIGKILLed: exit 123, violation '%s'\n", why);
+	assert_true(strlen(why) > 0);
+	assert_true(th_json_bool(f->record, "sandbox.cgroup_emptied"));
+	expect_id_released(f->record);
+}
+
+static void test_supervisor_sigterm(void **state)
+{
+	struct fx *f = *state;
+	struct th_opts o = opts(f, f->rec);
+	struct th_proc p;
+	(void)start_probe(f, &o, TH_CMD(TH_PROBE, "sleep", "30", f->marker), &p);
+	pid_t warden = p.pid;
+	expect_cgroup_present(f, warden);
+	(void)kill(warden, SIGTERM);
+	th_out_done(&f->out);
+	th_finish(&p, &f->out);
+
+	expect_code(f, 128 + SIGTERM);
+	expect_stderr(f, "received signal 15");
+	expect_no_survivor(f, SURVIVOR_MS);
+	expect_cgroup_removed(f, warden);
+	assert_int_equal(expect_no_torn_record(f, f->rec), REL_RECORD_VALID);
+	assert_string_equal(th_json_str(f->record, "exit.reason"), "signaled");
+	assert_int_equal((int)th_json_num(f->record, "exit.code"), 128 + SIGTERM);
+	assert_int_equal((int)th_json_num(f->record, "exit.signal"), SIGTERM);
+	assert_true(th_json_bool(f->record, "sandbox.cgroup_emptied"));
+	expect_id_released(f->record);
+}
+
+/*
+ * SIGKILLs a supervisor whose probe runs: returns its pid and the sandbox's host uid, having
+ * checked that nothing of the sandbox survives and that nothing was recorded.
+ */
+static pid_t kill_supervisor(struct fx *f, uint32_t *host_id)
+{
+	struct th_opts o = opts(f, f->rec);
+	struct th_proc p;
+	pid_t probe = start_probe(f, &o, TH_CMD(TH_PROBE, "sleep", "30", f->marker), &p);
+	pid_t warden = p.pid;
+	long uid = rel_uid_of(probe);
+	/* Controls: while it runs, its cgroups exist and its id is held. */
+	expect_cgroup_present(f, warden);
+	int id_during = uid > 0 ? rel_id_state((uint32_t)uid) : -2;
+	uint64_t t0 = rel_now_ms();
+	(void)kill(warden, SIGKILL);
+	/* Within SURVIVOR_MS of the kill, nothing with the marker is left. */
+	int left = rel_wait_procs(f->marker, NULL, 0, 0, false, SURVIVOR_MS);
+	uint64_t gone_ms = rel_now_ms() - t0;
+	th_out_done(&f->out);
+	th_finish(&p, &f->out);
+	expect_code(f, 128 + SIGKILL);
+	if (left)
+		fail_msg("%d process(es) of the sandbox outlived the supervisor by %u ms", left,
+			 SURVIVOR_MS);
+	print_message("supervisor SIGKILLed: sandbox gone %llu ms after\n",
+		      (unsigned long long)gone_ms);
+	assert_true(uid >= (long)REL_HOST_ID_BASE);
+	assert_int_equal(id_during, 1);
+	/* Killed before it could write anything: no record, no temporary file. */
+	assert_int_equal(expect_no_torn_record(f, f->rec), REL_RECORD_ABSENT);
+	*host_id = f->stale_id = (uint32_t)uid;
+	return warden;
+}
+
+/* After a supervisor SIGKILL: its cgroup stays until the next warden starts, which removes it. */
+static void test_supervisor_sigkill(void **state)
+{
+	struct fx *f = *state;
+	uint32_t id;
+	pid_t warden = kill_supervisor(f, &id);
+
+	/* Control: a SIGKILLed supervisor cannot remove its cgroup; it is still there. */
+	char names[1024];
+	int stale = rel_cgroups_count(&f->cg, warden, names, sizeof(names));
+	print_message("stale cgroup(s) of supervisor %d: %s\n", (int)warden, names);
+	assert_true(stale >= 1);
+	/* Its processes are gone (rmdir of a v1 cgroup fails while any task is listed). */
+	uint64_t end = rel_now_ms() + SURVIVOR_MS;
+	while (rel_cgroups_procs(&f->cg, warden) > 0 && rel_now_ms() < end)
+		rel_sleep_ms(20);
+	assert_int_equal(rel_cgroups_procs(&f->cg, warden), 0);
+
+	struct th_opts o = opts(f, NULL);
+	pid_t next = run(f, &o, TH_CMD(TH_PROBE, "exit", "0"));
+	expect_code(f, 0);
+	expect_cgroup_removed(f, warden);
+	expect_cgroup_removed(f, next);
+	print_message("after the next start: no cgroup of supervisor %d; its id lock %s/%u is %s\n",
+		      (int)warden, REL_IDS_DIR, id,
+		      rel_id_state(id) < 0 ? "gone" : "still there (not collected)");
+}
+
+/*
+ * After a supervisor SIGKILL, the lock file of its host id (a supervisor unlinks it on every
+ * other exit, "so the directory does not grow", supervisor/run.c) is collected by the next
+ * start, like its cgroup. Otherwise /run/warden/ids grows by one file per killed supervisor.
+ */
+static void test_supervisor_sigkill_id_lock(void **state)
+{
+	struct fx *f = *state;
+	uint32_t id;
+	(void)kill_supervisor(f, &id);
+	/* Control: the dead supervisor's lock file is there, and nobody holds it. */
+	assert_int_equal(rel_id_state(id), 0);
+	struct th_opts o = opts(f, NULL);
+	(void)run(f, &o, TH_CMD(TH_PROBE, "exit", "0"));
+	expect_code(f, 0);
+	if (rel_id_state(id) != -1)
+		fail_msg("%s/%u of the SIGKILLed supervisor is still there after the next start",
+			 REL_IDS_DIR, id);
+}
+
+static void test_wall_timeout(void **state)
+{
+	struct fx *f = *state;
+	struct th_opts o = opts(f, f->rec);
+	o.timeout = "1";
+	pid_t warden = run(f, &o, TH_CMD(TH_PROBE, "sleep", "30", f->marker));
+	expect_code(f, 124);
+	assert_in_range(f->out.elapsed_ms, 900, 5000);
+	expect_stderr(f, "wall-clock limit");
+	expect_no_survivor(f, SURVIVOR_MS);
+	expect_cgroup_removed(f, warden);
+	assert_int_equal(expect_no_torn_record(f, f->rec), REL_RECORD_VALID);
+	assert_string_equal(th_json_str(f->record, "exit.reason"), "wall-timeout");
+	assert_int_equal((int)th_json_num(f->record, "exit.code"), 124);
+	assert_true(th_json_bool(f->record, "sandbox.cgroup_emptied"));
+	expect_id_released(f->record);
+}
+
+/* --record under a regular file: the record cannot be written, and the run says so. */
+static void test_record_parent_is_file(void **state)
+{
+	struct fx *f = *state;
+	char file[PATH_MAX], rec[PATH_MAX];
+	th_aux_path(&f->ws, "file", file);
+	assert_int_equal(th_write_file(file, "keep\n"), 0);
+	th_pathf(rec, "%s/rec", file);
+
+	/* The command succeeded, the record failed: 125. */
+	struct th_opts o = opts(f, rec);
+	pid_t warden = run(f, &o, TH_CMD(TH_PROBE, "sleep", "0", f->marker));
+	expect_code(f, 125);
+	expect_stderr(f, "write the run record");
+	expect_stderr(f, "Not a directory");
+	expect_no_survivor(f, SURVIVOR_MS);
+	expect_cgroup_removed(f, warden);
+	struct stat st;
+	assert_int_equal(stat(file, &st), 0);
+	assert_true(S_ISREG(st.st_mode));
+	assert_int_equal(st.st_size, 5);
+
+	/* The command failed on its own: its status is kept, the record error still shown. */
+	warden = run(f, &o, TH_CMD(TH_PROBE, "exit", "3"));
+	expect_code(f, 3);
+	expect_stderr(f, "write the run record");
+	expect_cgroup_removed(f, warden);
+}
+
+/* Mounts a tmpfs of `size` at aux/name in a mount namespace of this process's own. */
+static void mount_tmpfs(struct fx *f, const char *name, const char *size)
+{
+	rel_private_mounts();
+	th_pathf(f->mnt, "%s/%s", f->ws.aux, name);
+	assert_int_equal(mkdir(f->mnt, 0755), 0);
+	char data[64];
+	(void)snprintf(data, sizeof(data), "size=%s,mode=0755", size);
+	if (mount("reliability", f->mnt, "tmpfs", MS_NOSUID | MS_NODEV, data) < 0) {
+		int e = errno;
+		f->mnt[0] = '\0';
+		fail_msg("mount tmpfs: %s", strerror(e));
+	}
+}
+
+/* The record folder is on a read-only file system. */
+static void test_record_dir_readonly(void **state)
+{
+	struct fx *f = *state;
+	mount_tmpfs(f, "ro", "1m");
+	char rec[PATH_MAX];
+	th_pathf(rec, "%s/rec", f->mnt);
+	assert_int_equal(mkdir(rec, 0755), 0);
+	assert_int_equal(mount(NULL, f->mnt, NULL, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV,
+			       NULL), 0);
+	/* Control: root's writes there are refused. */
+	char probe_file[PATH_MAX];
+	th_pathf(probe_file, "%s/x", rec);
+	assert_int_equal(th_write_file(probe_file, "x"), -EROFS);
+
+	struct th_opts o = opts(f, rec);
+	pid_t warden = run(f, &o, TH_CMD(TH_PROBE, "sleep", "0", f->marker));
+	expect_code(f, 125);
+	expect_stderr(f, "write the run record");
+	expect_stderr(f, "Read-only file system");
+	expect_no_survivor(f, SURVIVOR_MS);
+	expect_cgroup_removed(f, warden);
+	assert_int_equal(expect_no_torn_record(f, rec), REL_RECORD_ABSENT);
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		fail_msg("open %s: %s", path, strerror(errno));
+	struct stat st;
+	assert_int_equal(fstat(fd, &st), 0);
+	char *buf = malloc((size_t)st.st_size + 1);
+	assert_non_null(buf);
+	ssize_t n = read(fd, buf, (size_t)st.st_size);
+	(void)close(fd);
+	assert_int_equal(n, st.st_size);
+	buf[n] = '\0';
+	*len = (size_t)n;
+	return buf;
+}
+
+static unsigned long long free_bytes(const char *path)
+{
+	struct statvfs sv;
+	assert_int_equal(statvfs(path, &sv), 0);
+	return (unsigned long long)sv.f_bavail * sv.f_frsize;
+}
+
+/* Writes to path until the file system is full; returns the bytes written. */
+static off_t fill(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	static const char block[4096];
+	off_t total = 0;
+	for (;;) {
+		ssize_t n = write(fd, block, sizeof(block));
+		if (n <= 0)
+			break;
+		total += n;
+	}
+	(void)close(fd);
+	return total;
+}
+
+/*
+ * The record's disk is full when it is written: the run reports it (125 when the command
+ * succeeded), the previous record.json stays whole, no temporary file is left; once space is
+ * free again a run writes a complete record.
+ */
+static void test_record_disk_full(void **state)
+{
+	struct fx *f = *state;
+	mount_tmpfs(f, "full", "64k");
+	char rec[PATH_MAX], filler[PATH_MAX], recfile[PATH_MAX];
+	th_pathf(rec, "%s/rec", f->mnt);
+	th_pathf(filler, "%s/filler", f->mnt);
+	th_pathf(recfile, "%s/record.json", rec);
+
+	/* A first record, while there is room. */
+	struct th_opts o = opts(f, rec);
+	(void)run(f, &o, TH_CMD(TH_PROBE, "exit", "3"));
+	expect_code(f, 3);
+	assert_int_equal(expect_no_torn_record(f, rec), REL_RECORD_VALID);
+	assert_int_equal((int)th_json_num(f->record, "exit.status"), 3);
+	size_t before_len;
+	char *before = slurp(recfile, &before_len);
+
+	/* Full: not a byte free. */
+	off_t filled = fill(filler);
+	assert_true(filled > 0);
+	assert_int_equal(free_bytes(f->mnt), 0);
+	pid_t warden = run(f, &o, TH_CMD(TH_PROBE, "sleep", "0", f->marker));
+	expect_code(f, 125);
+	expect_stderr(f, "write the run record");
+	expect_stderr(f, "No space left on device");
+	expect_no_survivor(f, SURVIVOR_MS);
+	expect_cgroup_removed(f, warden);
+	assert_int_equal(expect_no_torn_record(f, rec), REL_RECORD_VALID);
+	size_t len;
+	char *now = slurp(recfile, &len);
+	assert_int_equal(len, before_len);
+	assert_memory_equal(now, before, len);
+	free(now);
+
+	/* Almost full: one page free, and a record (a long argument) that needs more. */
+	int fd = open(filler, O_WRONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, filled - 4096), 0);
+	(void)close(fd);
+	unsigned long long room = free_bytes(f->mnt);
+	assert_true(room > 0 && room < 8192);
+	char long_arg[12288];
+	memset(long_arg, 'r', sizeof(long_arg) - 1);
+	long_arg[sizeof(long_arg) - 1] = '\0';
+	memcpy(long_arg, f->marker, strlen(f->marker));
+	warden = run(f, &o, TH_CMD(TH_PROBE, "sleep", "0", long_arg));
+	expect_code(f, 125);
+	expect_stderr(f, "No space left on device");
+	expect_cgroup_removed(f, warden);
+	assert_int_equal(expect_no_torn_record(f, rec), REL_RECORD_VALID);
+	now = slurp(recfile, &len);
+	assert_int_equal(len, before_len);
+	assert_memory_equal(now, before, len);
+	free(now);
+	/* The partial temporary file was removed, so its pages are free again. */
+	assert_int_equal(free_bytes(f->mnt), room);
+
+	/* Room again: the next run writes a complete record of its own. */
+	assert_int_equal(unlink(filler), 0);
+	(void)run(f, &o, TH_CMD(TH_PROBE, "sleep", "0", long_arg));
+	expect_code(f, 0);
+	assert_int_equal(expect_no_torn_record(f, rec), REL_RECORD_VALID);
+	assert_string_equal(th_json_str(f->record, "exit.reason"), "exited");
+	assert_int_equal((int)th_json_num(f->record, "exit.code"), 0);
+	const cJSON *cmd = th_json_at(f->record, "command");
+	assert_int_equal(cJSON_GetArraySize(cmd), 4);
+	assert_string_equal(cJSON_GetArrayItem(cmd, 3)->valuestring, long_arg);
+	free(before);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+
+/* A test named after its function, without the "test_" prefix. */
+#define T(fn) { &#fn[5], fn, fx_setup, fx_teardown, NULL }
+
+int main(void)
+{
+	rel_require_privileged();
+	const struct CMUnitTest tests[] = {
+		T(test_record_checks_can_fail),
+		T(test_worker_sigkill),
+		T(test_supervisor_sigterm),
+		T(test_supervisor_sigkill),
+		T(test_supervisor_sigkill_id_lock),
+		T(test_wall_timeout),
+		T(test_record_parent_is_file),
+		T(test_record_dir_readonly),
+		T(test_record_disk_full),
+	};
+	return cmocka_run_group_tests_name("reliability-faults", tests, NULL, NULL);
+}
