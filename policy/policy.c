@@ -4,13 +4,15 @@
  *
  * Two passes over the bytes the caller hands us:
  *
- *  1. load: libyaml's event API builds a small tree of scalars, sequences and mappings. This
- *     pass owns every generic rule: exactly one document, no anchors, aliases, tags or
- *     directives, bounded nesting depth, list length, string length and event count, and no
- *     NUL byte inside a scalar. Nothing schema-specific happens here.
+ *  1. load (yaml-util.c, under pol_policy_limits): libyaml's event API builds a small tree of
+ *     scalars, sequences and mappings. This pass owns every generic rule: exactly one
+ *     document, no anchors, aliases, tags or directives, bounded nesting depth, list length,
+ *     string length and event count, and no NUL byte inside a scalar. Nothing
+ *     schema-specific happens here.
  *  2. apply: walks the tree against the schema tables below, validates every value and writes
  *     it into a struct pol_policy. Unknown keys, duplicate keys and wrong node types are
- *     errors; nothing is skipped or repaired.
+ *     errors; nothing is skipped or repaired. A tree can also come from another document:
+ *     pol_parse_tree() applies a policy written inline in a task file (task.c).
  *
  * Layers: the embedded default is applied first, then the files the caller's file extends
  * (innermost first, fetched through the caller's loader), then the caller's file. A field a
@@ -27,7 +29,6 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -35,10 +36,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <yaml.h>
-
 #include "cleanup.h"
 #include "policy.h"
+#include "yaml-util.h"
 
 /* Defined in the policy-default.c that embed.py generates from default.yaml. */
 extern const char pol_default_yaml_data[];
@@ -59,487 +59,24 @@ static bool streq(const char *a, const char *b)
 #define USER_NAME_MAX 32u
 #define HOSTNAME_MAX 64u           /* HOST_NAME_MAX */
 #define SYSCALL_NAME_MAX 64u
-#define COMPONENT_MAX 255u         /* NAME_MAX */
 #define PIDS_MAX 4194304u          /* PID_MAX_LIMIT on 64-bit kernels */
 #define NOFILE_MAX 2147483584u     /* the kernel's ceiling for fs.nr_open */
 #define CPUS_MAX 8192u             /* largest CONFIG_NR_CPUS; a higher quota means nothing */
 #define VALUE_MAX ((uint64_t)INT64_MAX) /* sizes and times stay clear of RLIM_INFINITY */
 #define SECCOMP_ARGS 6u            /* syscall arguments a condition can name */
 
-/* ------------------------------------------------------------------------------------------ */
-/* Diagnostics                                                                                */
-
-__attribute__((format(printf, 5, 0))) static void diag_vset(struct pol_diag *d, const char *name,
-							  unsigned line, unsigned column,
-							  const char *fmt, va_list ap)
-{
-	if (!d)
-		return;
-	memset(d, 0, sizeof(*d));
-	(void)snprintf(d->file, sizeof(d->file), "%s", name ? name : "<input>");
-	d->line = line;
-	d->column = column;
-	(void)vsnprintf(d->message, sizeof(d->message), fmt, ap);
-}
-
-__attribute__((format(printf, 5, 6))) static void diag_set(struct pol_diag *d, const char *name,
-							   unsigned line, unsigned column,
-							   const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	diag_vset(d, name, line, column, fmt, ap);
-	va_end(ap);
-}
-
-/* User text in a message: capped, quoted by the caller, non-printable bytes escaped. */
-struct qbuf {
-	char s[96];
+/* The generic limits of the policy language (see policy.h), for the tree loader. */
+const struct pol_yaml_limits pol_policy_limits = {
+	.max_depth = POL_MAX_DEPTH,
+	.max_list = POL_MAX_LIST,
+	.max_string = POL_MAX_STRING,
+	.max_events = POL_MAX_EVENTS,
+	.what = "policy",
+	.root_expected = "a mapping of policy sections",
 };
-
-static const char *quote(struct qbuf *b, const char *s)
-{
-	static const char hex[] = "0123456789abcdef";
-	size_t o = 0;
-
-	for (size_t i = 0; s[i]; i++) {
-		unsigned char ch = (unsigned char)s[i];
-		if (o + 4 + 3 + 1 > sizeof(b->s)) {
-			memcpy(b->s + o, "...", 3);
-			o += 3;
-			break;
-		}
-		if (ch >= 0x20 && ch < 0x7f && ch != '\'' && ch != '\\') {
-			b->s[o++] = (char)ch;
-		} else {
-			b->s[o++] = '\\';
-			b->s[o++] = 'x';
-			b->s[o++] = hex[ch >> 4];
-			b->s[o++] = hex[ch & 0xf];
-		}
-	}
-	b->s[o] = '\0';
-	return b->s;
-}
-
-static unsigned mark_line(yaml_mark_t m)
-{
-	return m.line < UINT_MAX ? (unsigned)m.line + 1 : UINT_MAX;
-}
-
-static unsigned mark_column(yaml_mark_t m)
-{
-	return m.column < UINT_MAX ? (unsigned)m.column + 1 : UINT_MAX;
-}
-
-/* ------------------------------------------------------------------------------------------ */
-/* Pass 1: bytes to a bounded tree                                                            */
-
-enum node_kind {
-	NODE_SCALAR,
-	NODE_SEQ,
-	NODE_MAP,
-};
-
-struct node {
-	enum node_kind kind;
-	unsigned line;    /* 1-based */
-	unsigned column;  /* 1-based */
-	bool plain;       /* scalar written without quotes or block style */
-	char *str;        /* scalar: NUL-terminated, no NUL inside */
-	struct node **kids; /* sequence: items; mapping: key, value, key, value, ... */
-	size_t n_kids;
-	size_t cap_kids;
-};
-
-static struct node *node_free(struct node *n)
-{
-	/* Recursion is bounded by POL_MAX_DEPTH: the loader never builds a deeper tree. */
-	if (!n)
-		return NULL;
-	for (size_t i = 0; i < n->n_kids; i++)
-		node_free(n->kids[i]);
-	free(n->kids);
-	free(n->str);
-	free(n);
-	return NULL;
-}
-DEFINE_CLEANUP(struct node *, node_free)
-
-static int node_push(struct node *n, struct node *kid)
-{
-	if (n->n_kids == n->cap_kids) {
-		size_t cap = n->cap_kids ? n->cap_kids * 2 : 4;
-		struct node **k = reallocarray(n->kids, cap, sizeof(*k));
-		if (!k)
-			return -ENOMEM;
-		n->kids = k;
-		n->cap_kids = cap;
-	}
-	n->kids[n->n_kids++] = kid;
-	return 0;
-}
-
-static void event_deletep(yaml_event_t *e)
-{
-	yaml_event_delete(e);
-}
-
-struct loader {
-	yaml_parser_t parser;
-	bool parser_ready;
-	size_t n_events;
-	const unsigned char *buf;
-	size_t len;
-	const char *name;
-	struct pol_diag *diag;
-};
-
-static void loader_done(struct loader *l)
-{
-	if (l->parser_ready)
-		yaml_parser_delete(&l->parser);
-	l->parser_ready = false;
-}
-
-__attribute__((format(printf, 3, 4))) static void load_diag(struct loader *l, yaml_mark_t m,
-							    const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	diag_vset(l->diag, l->name, mark_line(m), mark_column(m), fmt, ap);
-	va_end(ap);
-}
-
-/* Fills the diagnostic at mark m and evaluates to -EINVAL (visibly, for static analysers). */
-#define load_fail(l, m, ...) (load_diag((l), (m), __VA_ARGS__), -EINVAL)
-
-static int load_enomem(struct loader *l)
-{
-	diag_set(l->diag, l->name, 0, 0, "out of memory (expected to parse the policy)");
-	return -ENOMEM;
-}
-
-/* The reader reports a byte offset, not a mark: count lines and characters up to it. */
-static void offset_to_position(const struct loader *l, size_t offset, unsigned *line,
-			       unsigned *column)
-{
-	unsigned ln = 1, col = 1;
-
-	if (offset > l->len)
-		offset = l->len;
-	for (size_t i = 0; i < offset; i++) {
-		if (l->buf[i] == '\n') {
-			ln++;
-			col = 1;
-		} else if ((l->buf[i] & 0xc0) != 0x80) {
-			col++;
-		}
-	}
-	*line = ln;
-	*column = col;
-}
-
-static int load_yaml_error(struct loader *l)
-{
-	const yaml_parser_t *p = &l->parser;
-	const char *problem = p->problem ? p->problem : "malformed YAML";
-	unsigned line, column;
-
-	if (p->error == YAML_MEMORY_ERROR)
-		return load_enomem(l);
-	if (p->error == YAML_READER_ERROR) {
-		offset_to_position(l, p->problem_offset, &line, &column);
-		diag_set(l->diag, l->name, line, column,
-			 "%s (expected UTF-8 text without control characters)", problem);
-		return -EINVAL;
-	}
-	line = mark_line(p->problem_mark);
-	column = mark_column(p->problem_mark);
-	if (p->context)
-		diag_set(l->diag, l->name, line, column, "%s %s (expected valid YAML)", problem,
-			 p->context);
-	else
-		diag_set(l->diag, l->name, line, column, "%s (expected valid YAML)", problem);
-	return -EINVAL;
-}
-
-/*
- * Fetches the next event and applies the rules that hold for every event: the event budget,
- * and no aliases, anchors, tags or directives. Anchors and aliases are refused outright, which
- * rules out "billion laughs" expansion and keeps each value at exactly one place in the file.
- */
-static int load_next(struct loader *l, yaml_event_t *ev)
-{
-	struct qbuf q;
-	const yaml_char_t *anchor = NULL, *tag = NULL;
-
-	if (!yaml_parser_parse(&l->parser, ev))
-		return load_yaml_error(l);
-	if (++l->n_events > POL_MAX_EVENTS)
-		return load_fail(l, ev->start_mark,
-				 "document has more than %u YAML events (expected at most %u)",
-				 (unsigned)POL_MAX_EVENTS, (unsigned)POL_MAX_EVENTS);
-
-	if (ev->type == YAML_ALIAS_EVENT)
-		return load_fail(l, ev->start_mark,
-				 "alias '*%s' is not allowed (expected plain values; anchors and aliases are rejected)",
-				 quote(&q, (const char *)ev->data.alias.anchor));
-	if (ev->type == YAML_DOCUMENT_START_EVENT &&
-	    (ev->data.document_start.version_directive ||
-	     ev->data.document_start.tag_directives.start != ev->data.document_start.tag_directives.end))
-		return load_fail(l, ev->start_mark,
-				 "YAML directive is not allowed (expected a document without %% directives)");
-	if (ev->type == YAML_SCALAR_EVENT) {
-		anchor = ev->data.scalar.anchor;
-		tag = ev->data.scalar.tag;
-	} else if (ev->type == YAML_SEQUENCE_START_EVENT) {
-		anchor = ev->data.sequence_start.anchor;
-		tag = ev->data.sequence_start.tag;
-	} else if (ev->type == YAML_MAPPING_START_EVENT) {
-		anchor = ev->data.mapping_start.anchor;
-		tag = ev->data.mapping_start.tag;
-	}
-	if (anchor)
-		return load_fail(l, ev->start_mark,
-				 "anchor '&%s' is not allowed (expected plain values; anchors and aliases are rejected)",
-				 quote(&q, (const char *)anchor));
-	if (tag)
-		return load_fail(l, ev->start_mark,
-				 "tag '%s' is not allowed (expected untagged values)",
-				 quote(&q, (const char *)tag));
-	return 0;
-}
-
-/* Builds the node that starts with ev (a scalar or a collection start) at nesting depth depth. */
-static int load_node(struct loader *l, const yaml_event_t *ev, unsigned depth, struct node **out)
-{
-	_cleanup_(node_freep) struct node *n = calloc(1, sizeof(*n));
-	bool is_map;
-	int r;
-
-	if (!n)
-		return load_enomem(l);
-	n->line = mark_line(ev->start_mark);
-	n->column = mark_column(ev->start_mark);
-
-	if (ev->type == YAML_SCALAR_EVENT) {
-		size_t len = ev->data.scalar.length;
-		if (len > POL_MAX_STRING)
-			return load_fail(l, ev->start_mark,
-					 "string of %zu bytes is too long (expected at most %u bytes)",
-					 len, (unsigned)POL_MAX_STRING);
-		if (memchr(ev->data.scalar.value, '\0', len))
-			return load_fail(l, ev->start_mark,
-					 "string contains a NUL byte (expected text without NUL)");
-		n->kind = NODE_SCALAR;
-		n->plain = ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
-		n->str = malloc(len + 1);
-		if (!n->str)
-			return load_enomem(l);
-		memcpy(n->str, ev->data.scalar.value, len);
-		n->str[len] = '\0';
-		*out = TAKE_PTR(n);
-		return 0;
-	}
-
-	if (ev->type == YAML_MAPPING_START_EVENT)
-		is_map = true;
-	else if (ev->type == YAML_SEQUENCE_START_EVENT)
-		is_map = false;
-	else
-		return load_fail(l, ev->start_mark, "unexpected YAML event (expected a value)");
-
-	if (depth > POL_MAX_DEPTH)
-		return load_fail(l, ev->start_mark,
-				 "nesting is deeper than %u levels (expected at most %u)",
-				 (unsigned)POL_MAX_DEPTH, (unsigned)POL_MAX_DEPTH);
-	n->kind = is_map ? NODE_MAP : NODE_SEQ;
-
-	for (;;) {
-		_cleanup_(event_deletep) yaml_event_t kid_ev = { 0 };
-		struct node *kid = NULL;
-
-		r = load_next(l, &kid_ev);
-		if (r < 0)
-			return r;
-		if (kid_ev.type == (is_map ? YAML_MAPPING_END_EVENT : YAML_SEQUENCE_END_EVENT))
-			break;
-		if (n->n_kids >= (is_map ? 2u * POL_MAX_LIST : (size_t)POL_MAX_LIST))
-			return load_fail(l, kid_ev.start_mark,
-					 is_map ? "mapping has more than %u keys (expected at most %u)"
-						: "sequence has more than %u entries (expected at most %u)",
-					 (unsigned)POL_MAX_LIST, (unsigned)POL_MAX_LIST);
-		r = load_node(l, &kid_ev, depth + 1, &kid);
-		if (r < 0)
-			return r;
-		r = node_push(n, kid);
-		if (r < 0) {
-			node_free(kid);
-			return load_enomem(l);
-		}
-	}
-	*out = TAKE_PTR(n);
-	return 0;
-}
-
-static int load_document(struct loader *l, struct node **out)
-{
-	_cleanup_(node_freep) struct node *root = NULL;
-	_cleanup_(event_deletep) yaml_event_t ev = { 0 };
-	int r;
-
-	if (!yaml_parser_initialize(&l->parser))
-		return load_enomem(l);
-	l->parser_ready = true;
-	yaml_parser_set_input_string(&l->parser, l->buf, l->len);
-	yaml_parser_set_encoding(&l->parser, YAML_UTF8_ENCODING);
-
-	r = load_next(l, &ev); /* STREAM-START */
-	if (r < 0)
-		return r;
-	yaml_event_delete(&ev);
-
-	r = load_next(l, &ev);
-	if (r < 0)
-		return r;
-	if (ev.type == YAML_STREAM_END_EVENT)
-		return load_fail(l, ev.start_mark,
-				 "document is empty (expected a mapping of policy sections)");
-	if (ev.type != YAML_DOCUMENT_START_EVENT)
-		return load_fail(l, ev.start_mark, "unexpected YAML event (expected a document)");
-	yaml_event_delete(&ev);
-
-	r = load_next(l, &ev);
-	if (r < 0)
-		return r;
-	r = load_node(l, &ev, 1, &root);
-	if (r < 0)
-		return r;
-	yaml_event_delete(&ev);
-
-	r = load_next(l, &ev);
-	if (r < 0)
-		return r;
-	if (ev.type != YAML_DOCUMENT_END_EVENT)
-		return load_fail(l, ev.start_mark, "unexpected YAML event (expected the document end)");
-	yaml_event_delete(&ev);
-
-	r = load_next(l, &ev);
-	if (r < 0)
-		return r;
-	if (ev.type == YAML_DOCUMENT_START_EVENT)
-		return load_fail(l, ev.start_mark,
-				 "a second document starts here (expected exactly one document)");
-	if (ev.type != YAML_STREAM_END_EVENT)
-		return load_fail(l, ev.start_mark, "unexpected YAML event (expected the end of input)");
-
-	*out = TAKE_PTR(root);
-	return 0;
-}
 
 /* ------------------------------------------------------------------------------------------ */
 /* Pass 2: tree to struct pol_policy                                                          */
-
-struct walker {
-	const char *name;
-	const char *dir;  /* the file's directory, absolute and normalised; NULL when unknown */
-	struct pol_diag *diag;
-};
-
-__attribute__((format(printf, 3, 4))) static void walk_diag(const struct walker *w,
-							    const struct node *n, const char *fmt,
-							    ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	diag_vset(w->diag, w->name, n->line, n->column, fmt, ap);
-	va_end(ap);
-}
-
-/* Fills the diagnostic at node n and evaluates to -EINVAL (visibly, for static analysers). */
-#define fail(w, n, ...) (walk_diag((w), (n), __VA_ARGS__), -EINVAL)
-
-static int walk_enomem(const struct walker *w)
-{
-	diag_set(w->diag, w->name, 0, 0, "out of memory (expected to parse the policy)");
-	return -ENOMEM;
-}
-
-/* YAML's null spellings; a plain one is "no value", never a string. */
-static bool node_is_null(const struct node *n)
-{
-	return n->kind == NODE_SCALAR && n->plain &&
-	       (!n->str[0] || streq(n->str, "~") || streq(n->str, "null") ||
-		streq(n->str, "Null") || streq(n->str, "NULL"));
-}
-
-/* The value of key in the mapping m (the first one), or NULL; NULL for a node that is no mapping. */
-static const struct node *map_get(const struct node *m, const char *key)
-{
-	if (!m || m->kind != NODE_MAP)
-		return NULL;
-	for (size_t i = 0; i + 1 < m->n_kids; i += 2)
-		if (m->kids[i]->kind == NODE_SCALAR && streq(m->kids[i]->str, key))
-			return m->kids[i + 1];
-	return NULL;
-}
-
-static bool strv_contains(char *const *v, size_t n, const char *s)
-{
-	for (size_t i = 0; i < n; i++)
-		if (streq(v[i], s))
-			return true;
-	return false;
-}
-
-static const char *describe(const struct node *n)
-{
-	if (node_is_null(n))
-		return "empty";
-	if (n->kind == NODE_MAP)
-		return "a mapping";
-	if (n->kind == NODE_SEQ)
-		return "a sequence";
-	return "a scalar";
-}
-
-static int want_scalar(const struct walker *w, const char *label, const struct node *n,
-		       const char *expected)
-{
-	if (n->kind != NODE_SCALAR || node_is_null(n))
-		return fail(w, n, "%s is %s (expected %s)", label, describe(n), expected);
-	return 0;
-}
-
-static int want_plain(const struct walker *w, const char *label, const struct node *n,
-		      const char *expected)
-{
-	int r = want_scalar(w, label, n, expected);
-	if (r < 0)
-		return r;
-	if (!n->plain)
-		return fail(w, n, "%s is a quoted string (expected %s)", label, expected);
-	return 0;
-}
-
-static int dup_string(const struct walker *w, const char *s, char **out)
-{
-	char *d = strdup(s);
-	if (!d)
-		return walk_enomem(w);
-	*out = d;
-	return 0;
-}
-
-static void strv_free(char **v, size_t n)
-{
-	if (!v)
-		return;
-	for (size_t i = 0; i < n; i++)
-		free(v[i]);
-	free(v);
-}
 
 static void binds_free(struct pol_bind *b, size_t n)
 {
@@ -552,271 +89,7 @@ static void binds_free(struct pol_bind *b, size_t n)
 	free(b);
 }
 
-static void make_label(char *buf, size_t size, const char *where, const char *key)
-{
-	if (where[0])
-		(void)snprintf(buf, size, "%s.%s", where, key);
-	else
-		(void)snprintf(buf, size, "%s", key);
-}
-
-#define LABEL_MAX 96
-
-/* ---- the schema tables ---- */
-
-enum unit {
-	UNIT_U32,    /* plain decimal, stored as uint32_t */
-	UNIT_COUNT,  /* plain decimal, stored as uint64_t */
-	UNIT_SIZE,   /* bytes with an optional K/M/G/T suffix */
-	UNIT_TIME,   /* seconds, or a number with an ms/s/m/h suffix; stored in ms */
-	UNIT_CPU,    /* CPUs with up to three decimals; stored in millicpus */
-};
-
-/*
- * One key of a mapping. fn validates the value node v and stores it in target (the struct the
- * mapping describes); label names the key in messages ("limits.memory").
- */
-struct field {
-	const char *key;
-	int (*fn)(const struct walker *w, void *target, const struct field *f, const char *label,
-		  const struct node *v);
-	size_t off;      /* offset of the value (or list) in the target struct */
-	size_t n_off;    /* lists: offset of the element count */
-	/* string lists: validates one entry; dup_by_name compares only up to '=' */
-	int (*check)(const struct walker *w, const char *label, const struct node *item);
-	bool dup_by_name;
-	bool locked;     /* booleans: false is refused (a namespace warden is built on) */
-	enum unit unit;  /* numbers */
-	uint64_t min, max;
-};
-
-#define FIELD_PTR(target, off, type) ((type *)(void *)((char *)(target) + (off)))
-
-static int walk_map(const struct walker *w, void *target, const char *where,
-		    const struct node *n, const struct field *fields, size_t n_fields);
-
-/* ---- numbers ---- */
-
-/*
- * Reads decimal digits at s[*i]: at least one, no leading zero unless the number is 0 (so that
- * nobody can mistake 0755 for octal). Returns 0, -EINVAL (not a number) or -ERANGE.
- */
-static int scan_decimal(const char *s, size_t *i, uint64_t *out)
-{
-	size_t start = *i;
-	uint64_t v = 0;
-
-	while (s[*i] >= '0' && s[*i] <= '9') {
-		if (__builtin_mul_overflow(v, 10u, &v) ||
-		    __builtin_add_overflow(v, (uint64_t)(s[*i] - '0'), &v))
-			return -ERANGE;
-		(*i)++;
-	}
-	if (*i == start)
-		return -EINVAL;
-	if (s[start] == '0' && *i - start > 1)
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
-static int parse_count(const char *s, uint64_t *out)
-{
-	size_t i = 0;
-	uint64_t v;
-	int r = scan_decimal(s, &i, &v);
-	if (r < 0)
-		return r;
-	if (s[i])
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
-static int parse_size(const char *s, uint64_t *out)
-{
-	size_t i = 0;
-	uint64_t v, mult = 1;
-	int r = scan_decimal(s, &i, &v);
-	if (r < 0)
-		return r;
-	if (s[i]) {
-		if (s[i + 1])
-			return -EINVAL;
-		switch (s[i]) {
-		case 'K': mult = UINT64_C(1) << 10; break;
-		case 'M': mult = UINT64_C(1) << 20; break;
-		case 'G': mult = UINT64_C(1) << 30; break;
-		case 'T': mult = UINT64_C(1) << 40; break;
-		default: return -EINVAL;
-		}
-	}
-	if (__builtin_mul_overflow(v, mult, &v))
-		return -ERANGE;
-	*out = v;
-	return 0;
-}
-
-static int parse_time_ms(const char *s, uint64_t *out)
-{
-	size_t i = 0;
-	uint64_t v, mult;
-	int r = scan_decimal(s, &i, &v);
-	if (r < 0)
-		return r;
-	if (!s[i] || streq(s + i, "s"))
-		mult = 1000;
-	else if (streq(s + i, "ms"))
-		mult = 1;
-	else if (streq(s + i, "m"))
-		mult = 60u * 1000u;
-	else if (streq(s + i, "h"))
-		mult = 3600u * 1000u;
-	else
-		return -EINVAL;
-	if (__builtin_mul_overflow(v, mult, &v))
-		return -ERANGE;
-	*out = v;
-	return 0;
-}
-
-static int parse_millicpus(const char *s, uint64_t *out)
-{
-	size_t i = 0;
-	uint64_t whole, frac = 0, v;
-	unsigned decimals = 0;
-	int r = scan_decimal(s, &i, &whole);
-	if (r < 0)
-		return r;
-	if (s[i] == '.') {
-		i++;
-		while (s[i] >= '0' && s[i] <= '9') {
-			if (++decimals > 3)
-				return -EINVAL;
-			frac = frac * 10 + (uint64_t)(s[i] - '0');
-			i++;
-		}
-		if (!decimals)
-			return -EINVAL;
-		for (unsigned d = decimals; d < 3; d++)
-			frac *= 10;
-	}
-	if (s[i])
-		return -EINVAL;
-	if (__builtin_mul_overflow(whole, 1000u, &v) || __builtin_add_overflow(v, frac, &v))
-		return -ERANGE;
-	*out = v;
-	return 0;
-}
-
-static const char *unit_expected(enum unit u)
-{
-	switch (u) {
-	case UNIT_U32:
-	case UNIT_COUNT:
-		return "a decimal integer without sign or leading zeros";
-	case UNIT_SIZE:
-		return "bytes or a number with a K, M, G or T suffix, like 512M";
-	case UNIT_TIME:
-		return "seconds or a number with an ms, s, m or h suffix, like 30s";
-	case UNIT_CPU:
-		return "a number of CPUs with at most 3 decimals, like 0.5";
-	}
-	return "a number";
-}
-
-static const char *unit_name(enum unit u)
-{
-	switch (u) {
-	case UNIT_SIZE:
-		return " bytes";
-	case UNIT_TIME:
-		return " ms";
-	case UNIT_CPU:
-		return " millicpus";
-	case UNIT_U32:
-	case UNIT_COUNT:
-		break;
-	}
-	return "";
-}
-
-static int fld_number(const struct walker *w, void *target, const struct field *f,
-		      const char *label, const struct node *v)
-{
-	const char *expected = unit_expected(f->unit);
-	struct qbuf q;
-	uint64_t val = 0;
-	int r = want_plain(w, label, v, expected);
-	if (r < 0)
-		return r;
-
-	switch (f->unit) {
-	case UNIT_U32:
-	case UNIT_COUNT:
-		r = parse_count(v->str, &val);
-		break;
-	case UNIT_SIZE:
-		r = parse_size(v->str, &val);
-		break;
-	case UNIT_TIME:
-		r = parse_time_ms(v->str, &val);
-		break;
-	case UNIT_CPU:
-		r = parse_millicpus(v->str, &val);
-		break;
-	}
-	if (r == -ERANGE)
-		return fail(w, v, "%s '%s' overflows (expected at most %" PRIu64 "%s)", label,
-			    quote(&q, v->str), f->max, unit_name(f->unit));
-	if (r < 0)
-		return fail(w, v, "%s '%s' is not a valid number (expected %s)", label,
-			    quote(&q, v->str), expected);
-	if (val < f->min || val > f->max)
-		return fail(w, v, "%s '%s' is out of range (expected %" PRIu64 "..%" PRIu64 "%s)",
-			    label, quote(&q, v->str), f->min, f->max, unit_name(f->unit));
-
-	if (f->unit == UNIT_U32)
-		*FIELD_PTR(target, f->off, uint32_t) = (uint32_t)val;
-	else
-		*FIELD_PTR(target, f->off, uint64_t) = val;
-	return 0;
-}
-
-static int fld_bool(const struct walker *w, void *target, const struct field *f,
-		    const char *label, const struct node *v)
-{
-	struct qbuf q;
-	int r = want_plain(w, label, v, "true or false");
-	if (r < 0)
-		return r;
-	if (streq(v->str, "true"))
-		*FIELD_PTR(target, f->off, bool) = true;
-	else if (streq(v->str, "false") && f->locked)
-		return fail(w, v,
-			    "%s cannot be turned off (expected true; warden's isolation is built on it)",
-			    label);
-	else if (streq(v->str, "false"))
-		*FIELD_PTR(target, f->off, bool) = false;
-	else
-		return fail(w, v, "%s '%s' is not a boolean (expected true or false)", label,
-			    quote(&q, v->str));
-	return 0;
-}
-
 /* ---- strings ---- */
-
-static int replace_string(const struct walker *w, void *target, size_t off, const char *s)
-{
-	char *d = NULL;
-	int r = dup_string(w, s, &d);
-	if (r < 0)
-		return r;
-	char **slot = FIELD_PTR(target, off, char *);
-	free(*slot);
-	*slot = d;
-	return 0;
-}
 
 static bool is_lower_name_char(char c, bool first)
 {
@@ -825,243 +98,51 @@ static bool is_lower_name_char(char c, bool first)
 	return !first && ((c >= '0' && c <= '9') || c == '-');
 }
 
-static int fld_user_name(const struct walker *w, void *target, const struct field *f,
-			 const char *label, const struct node *v)
+static int fld_user_name(const struct pol_walker *w, void *target, const struct pol_field *f,
+			 const char *label, const struct pol_node *v)
 {
 	static const char expected[] = "a name matching [a-z_][a-z0-9_-]{0,31}";
-	struct qbuf q;
+	struct pol_qbuf q;
 	size_t len;
-	int r = want_scalar(w, label, v, expected);
+	int r = pol_want_scalar(w, label, v, expected);
 	if (r < 0)
 		return r;
 	len = strlen(v->str);
 	if (len == 0)
-		return fail(w, v, "%s '' is not a valid user name (expected %s)", label, expected);
+		return pol_fail(w, v, "%s '' is not a valid user name (expected %s)", label, expected);
 	if (len > USER_NAME_MAX)
-		return fail(w, v, "%s '%s' is longer than %u characters (expected %s)", label,
-			    quote(&q, v->str), USER_NAME_MAX, expected);
+		return pol_fail(w, v, "%s '%s' is longer than %u characters (expected %s)", label,
+				pol_quote(&q, v->str), USER_NAME_MAX, expected);
 	for (size_t i = 0; i < len; i++)
 		if (!is_lower_name_char(v->str[i], i == 0))
-			return fail(w, v, "%s '%s' is not a valid user name (expected %s)", label,
-				    quote(&q, v->str), expected);
-	return replace_string(w, target, f->off, v->str);
+			return pol_fail(w, v, "%s '%s' is not a valid user name (expected %s)", label,
+					pol_quote(&q, v->str), expected);
+	return pol_replace_string(w, target, f->off, v->str);
 }
 
-static int fld_hostname(const struct walker *w, void *target, const struct field *f,
-			const char *label, const struct node *v)
+static int fld_hostname(const struct pol_walker *w, void *target, const struct pol_field *f,
+			const char *label, const struct pol_node *v)
 {
 	static const char expected[] = "1 to 64 characters of A-Z, a-z, 0-9, '-' and '.'";
-	struct qbuf q;
+	struct pol_qbuf q;
 	size_t len;
-	int r = want_scalar(w, label, v, expected);
+	int r = pol_want_scalar(w, label, v, expected);
 	if (r < 0)
 		return r;
 	len = strlen(v->str);
 	if (len == 0)
-		return fail(w, v, "%s '' is not a valid hostname (expected %s)", label, expected);
+		return pol_fail(w, v, "%s '' is not a valid hostname (expected %s)", label, expected);
 	if (len > HOSTNAME_MAX)
-		return fail(w, v, "%s '%s' is longer than %u characters (expected %s)", label,
-			    quote(&q, v->str), HOSTNAME_MAX, expected);
+		return pol_fail(w, v, "%s '%s' is longer than %u characters (expected %s)", label,
+				pol_quote(&q, v->str), HOSTNAME_MAX, expected);
 	for (size_t i = 0; i < len; i++) {
 		char c = v->str[i];
 		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
 		      c == '-' || c == '.'))
-			return fail(w, v, "%s '%s' is not a valid hostname (expected %s)", label,
-				    quote(&q, v->str), expected);
+			return pol_fail(w, v, "%s '%s' is not a valid hostname (expected %s)", label,
+					pol_quote(&q, v->str), expected);
 	}
-	return replace_string(w, target, f->off, v->str);
-}
-
-/* ---- paths ---- */
-
-enum path_flaw {
-	PATH_OK,
-	PATH_EMPTY_COMPONENT,
-	PATH_DOT,
-	PATH_DOTDOT,
-	PATH_LONG_COMPONENT,
-	PATH_CONTROL,
-};
-
-/*
- * Checks the components of s, which starts right after a leading '/' (if any). allow_dot
- * accepts '.' components (a relative path that will be resolved drops them).
- */
-static enum path_flaw path_flaw_ex(const char *s, bool allow_dot)
-{
-	const char *c = s;
-
-	for (const char *p = s; *p; p++)
-		if ((unsigned char)*p < 0x20 || *p == 0x7f)
-			return PATH_CONTROL;
-	for (;;) {
-		const char *slash = strchr(c, '/');
-		size_t len = slash ? (size_t)(slash - c) : strlen(c);
-		if (len == 0)
-			return PATH_EMPTY_COMPONENT;
-		if (len == 1 && c[0] == '.' && !allow_dot)
-			return PATH_DOT;
-		if (len == 2 && c[0] == '.' && c[1] == '.')
-			return PATH_DOTDOT;
-		if (len > COMPONENT_MAX)
-			return PATH_LONG_COMPONENT;
-		if (!slash)
-			return PATH_OK;
-		c = slash + 1;
-	}
-}
-
-static enum path_flaw path_flaw(const char *s)
-{
-	return path_flaw_ex(s, false);
-}
-
-static int path_flaw_fail(const struct walker *w, const char *label, const struct node *v,
-			  enum path_flaw flaw)
-{
-	struct qbuf q;
-	const char *s = quote(&q, v->str);
-
-	switch (flaw) {
-	case PATH_OK:
-		return 0;
-	case PATH_EMPTY_COMPONENT:
-		return fail(w, v, "%s '%s' has an empty component or a trailing / (expected a normalised path)",
-			    label, s);
-	case PATH_DOT:
-		return fail(w, v, "%s '%s' has a '.' component (expected a normalised path)", label, s);
-	case PATH_DOTDOT:
-		return fail(w, v, "%s '%s' has a '..' component (expected a normalised path without ..)",
-			    label, s);
-	case PATH_LONG_COMPONENT:
-		return fail(w, v, "%s '%s' has a component longer than %u bytes (expected at most %u)",
-			    label, s, COMPONENT_MAX, COMPONENT_MAX);
-	case PATH_CONTROL:
-		return fail(w, v, "%s '%s' contains a control character (expected printable characters)",
-			    label, s);
-	}
-	return fail(w, v, "%s '%s' is not a valid path (expected a normalised path)", label, s);
-}
-
-static int check_abs_path(const struct walker *w, const char *label, const struct node *v)
-{
-	static const char expected[] = "an absolute path";
-	struct qbuf q;
-	size_t len;
-	int r = want_scalar(w, label, v, expected);
-	if (r < 0)
-		return r;
-	len = strlen(v->str);
-	if (v->str[0] != '/')
-		return fail(w, v, "%s '%s' is not absolute (expected a path starting with /)", label,
-			    quote(&q, v->str));
-	/* PATH_MAX counts the terminating NUL, so the longest usable path is one byte shorter. */
-	if (len >= PATH_MAX)
-		return fail(w, v, "%s is %zu bytes long (expected less than %d)", label, len, PATH_MAX);
-	if (len == 1)
-		return 0;
-	return path_flaw_fail(w, label, v, path_flaw(v->str + 1));
-}
-
-static int check_rel_path(const struct walker *w, const char *label, const struct node *v)
-{
-	static const char expected[] = "a relative path";
-	struct qbuf q;
-	size_t len;
-	int r = want_scalar(w, label, v, expected);
-	if (r < 0)
-		return r;
-	len = strlen(v->str);
-	if (v->str[0] == '/')
-		return fail(w, v, "%s '%s' is absolute (expected a relative path without leading /)",
-			    label, quote(&q, v->str));
-	if (len >= PATH_MAX)
-		return fail(w, v, "%s is %zu bytes long (expected less than %d)", label, len, PATH_MAX);
-	return path_flaw_fail(w, label, v, path_flaw(v->str));
-}
-
-static bool path_is_under(const char *path, const char *dir)
-{
-	size_t n = strlen(dir);
-	return strncmp(path, dir, n) == 0 && path[n] == '/';
-}
-
-/*
- * The directory of the file path name when name is an absolute, normalised path (what the
- * supervisor hands over after realpath), else NULL: relative paths in the file then cannot be
- * resolved and are errors. Returns 0 or -ENOMEM.
- */
-static int dir_of(const char *name, char **out)
-{
-	const char *slash;
-	char *d;
-
-	*out = NULL;
-	if (!name || name[0] != '/' || strlen(name) >= PATH_MAX || path_flaw(name + 1) != PATH_OK)
-		return 0;
-	slash = strrchr(name, '/');
-	d = slash == name ? strdup("/") : strndup(name, (size_t)(slash - name));
-	if (!d)
-		return -ENOMEM;
-	*out = d;
-	return 0;
-}
-
-/*
- * Resolves the relative path in v against the file's directory: '.' components are dropped;
- * '..', empty components and control characters are refused, so the result never leaves the
- * directory lexically. Pure string work: symlinks are the reader's business. On success stores
- * a new absolute, normalised path in *out.
- */
-static int resolve_relative(const struct walker *w, const char *label, const struct node *v,
-			    char **out)
-{
-	struct qbuf q, qn;
-	const char *rel = v->str;
-	enum path_flaw flaw;
-	size_t dlen, o;
-	char *res;
-
-	if (!w->dir)
-		return fail(w, v,
-			    "%s '%s' is relative, and '%s' is not a normalised absolute file path to resolve it against (expected a path starting with /)",
-			    label, quote(&q, rel), quote(&qn, w->name));
-	flaw = path_flaw_ex(rel, true);
-	if (flaw == PATH_DOTDOT)
-		return fail(w, v,
-			    "%s '%s' has a '..' component (expected a path below the policy file's directory, or an absolute one)",
-			    label, quote(&q, rel));
-	if (flaw != PATH_OK)
-		return path_flaw_fail(w, label, v, flaw);
-
-	dlen = strlen(w->dir);
-	res = malloc(dlen + 1 + strlen(rel) + 1);
-	if (!res)
-		return walk_enomem(w);
-	o = dlen == 1 ? 0 : dlen; /* the root directory contributes only the '/' below */
-	memcpy(res, w->dir, o);
-	for (const char *c = rel;;) {
-		const char *slash = strchr(c, '/');
-		size_t len = slash ? (size_t)(slash - c) : strlen(c);
-		if (!(len == 1 && c[0] == '.')) {
-			res[o++] = '/';
-			memcpy(res + o, c, len);
-			o += len;
-		}
-		if (!slash)
-			break;
-		c = slash + 1;
-	}
-	if (o == 0)
-		res[o++] = '/';
-	res[o] = '\0';
-	if (o >= PATH_MAX) {
-		free(res);
-		return fail(w, v, "%s '%s' resolves to a path of %zu bytes (expected less than %d)",
-			    label, quote(&q, rel), o, PATH_MAX);
-	}
-	*out = res;
-	return 0;
+	return pol_replace_string(w, target, f->off, v->str);
 }
 
 /*
@@ -1087,7 +168,7 @@ static const char *kernel_fs_of(const char *path)
 	static const char *const trees[] = { "/proc", "/dev", "/sys" };
 
 	for (size_t i = 0; i < ELEMENTSOF(trees); i++)
-		if (streq(path, trees[i]) || path_is_under(path, trees[i]))
+		if (streq(path, trees[i]) || pol_path_is_under(path, trees[i]))
 			return trees[i];
 	return NULL;
 }
@@ -1136,7 +217,7 @@ static const char *runtime_socket_below(const char *src)
 	if (streq(src, "/"))
 		return NULL;
 	for (size_t i = 0; i < ELEMENTSOF(runtime_sockets); i++)
-		if (path_is_under(runtime_sockets[i], src))
+		if (pol_path_is_under(runtime_sockets[i], src))
 			return runtime_sockets[i];
 	return NULL;
 }
@@ -1196,173 +277,147 @@ static uint32_t bind_risk_bit(enum bind_risk risk)
 }
 
 /* Refuses bind b (binds[index], from the mapping item) unless unsafe allows all it needs. */
-static int check_bind_risk(const struct walker *w, const char *label, const struct node *item,
+static int check_bind_risk(const struct pol_walker *w, const char *label, const struct pol_node *item,
 			   const struct pol_bind *b, uint32_t unsafe)
 {
-	const struct node *src = map_get(item, "src"), *dst = map_get(item, "dst");
+	const struct pol_node *src = pol_map_get(item, "src"), *dst = pol_map_get(item, "dst");
 	const char *detail;
-	struct qbuf q;
+	struct pol_qbuf q;
 
 	assert(src && dst);
 	switch (bind_risk(b, unsafe, &detail)) {
 	case RISK_NONE:
 		return 0;
 	case RISK_HOST_ROOT:
-		return fail(w, src,
-			    "%s.src '/' would expose the whole host (expected a narrower path, or unsafe: [bind-host-root])",
-			    label);
+		return pol_fail(w, src,
+				"%s.src '/' would expose the whole host (expected a narrower path, or unsafe: [bind-host-root])",
+				label);
 	case RISK_KERNEL_SRC:
-		return fail(w, src,
-			    "%s.src '%s' would expose the host's %s (expected a path outside /proc, /dev and /sys, or unsafe: [bind-kernel-fs])",
-			    label, quote(&q, b->src), detail);
+		return pol_fail(w, src,
+				"%s.src '%s' would expose the host's %s (expected a path outside /proc, /dev and /sys, or unsafe: [bind-kernel-fs])",
+				label, pol_quote(&q, b->src), detail);
 	case RISK_SOCKET:
-		return fail(w, src,
-			    "%s.src '%s' is a container runtime socket, which controls the host (expected another path, or unsafe: [bind-container-socket])",
-			    label, quote(&q, b->src));
+		return pol_fail(w, src,
+				"%s.src '%s' is a container runtime socket, which controls the host (expected another path, or unsafe: [bind-container-socket])",
+				label, pol_quote(&q, b->src));
 	case RISK_SOCKET_DIR:
-		return fail(w, src,
-			    "%s.src '%s' holds the container runtime socket %s (expected a narrower path, or unsafe: [bind-container-socket])",
-			    label, quote(&q, b->src), detail);
+		return pol_fail(w, src,
+				"%s.src '%s' holds the container runtime socket %s (expected a narrower path, or unsafe: [bind-container-socket])",
+				label, pol_quote(&q, b->src), detail);
 	case RISK_KERNEL_DST:
-		return fail(w, dst,
-			    "%s.dst '%s': bind target would cover a guarantee, the sandbox's own %s (expected a path outside /proc, /dev and /sys, or unsafe: [bind-kernel-fs])",
-			    label, quote(&q, b->dst), detail);
+		return pol_fail(w, dst,
+				"%s.dst '%s': bind target would cover a guarantee, the sandbox's own %s (expected a path outside /proc, /dev and /sys, or unsafe: [bind-kernel-fs])",
+				label, pol_quote(&q, b->dst), detail);
 	}
-	return fail(w, item, "%s is not allowed (expected a safe bind)", label);
+	return pol_fail(w, item, "%s is not allowed (expected a safe bind)", label);
 }
 
-static int fld_bind_src(const struct walker *w, void *target, const struct field *f,
-			const char *label, const struct node *v)
+static int fld_bind_src(const struct pol_walker *w, void *target, const struct pol_field *f,
+			const char *label, const struct pol_node *v)
 {
 	char *resolved = NULL;
-	int r = want_scalar(w, label, v, "an absolute path, or one relative to the policy file");
+	int r = pol_want_scalar(w, label, v, "an absolute path, or one relative to the policy file");
 	if (r < 0)
 		return r;
 	if (v->str[0] != '/') {
-		r = resolve_relative(w, label, v, &resolved);
+		r = pol_resolve_relative(w, label, v, &resolved);
 		if (r < 0)
 			return r;
-		char **slot = FIELD_PTR(target, f->off, char *);
+		char **slot = POL_FIELD_PTR(target, f->off, char *);
 		free(*slot);
 		*slot = resolved;
 		return 0;
 	}
-	r = check_abs_path(w, label, v);
+	r = pol_check_abs_path(w, label, v);
 	if (r < 0)
 		return r;
-	return replace_string(w, target, f->off, v->str);
+	return pol_replace_string(w, target, f->off, v->str);
 }
 
-static int fld_bind_dst(const struct walker *w, void *target, const struct field *f,
-			const char *label, const struct node *v)
+static int fld_bind_dst(const struct pol_walker *w, void *target, const struct pol_field *f,
+			const char *label, const struct pol_node *v)
 {
-	struct qbuf q;
-	int r = check_abs_path(w, label, v);
+	struct pol_qbuf q;
+	int r = pol_check_abs_path(w, label, v);
 	if (r < 0)
 		return r;
 	if (bind_dst_covers_guarantee(v->str))
-		return fail(w, v,
-			    "%s '%s': bind target would cover a guarantee (expected a path other than /, /tmp, /workspace, /etc, /etc/passwd and /etc/group)",
-			    label, quote(&q, v->str));
-	return replace_string(w, target, f->off, v->str);
+		return pol_fail(w, v,
+				"%s '%s': bind target would cover a guarantee (expected a path other than /, /tmp, /workspace, /etc, /etc/passwd and /etc/group)",
+				label, pol_quote(&q, v->str));
+	return pol_replace_string(w, target, f->off, v->str);
 }
 
-static int fld_bind_mode(const struct walker *w, void *target, const struct field *f,
-			 const char *label, const struct node *v)
+static int fld_bind_mode(const struct pol_walker *w, void *target, const struct pol_field *f,
+			 const char *label, const struct pol_node *v)
 {
-	struct qbuf q;
-	int r = want_scalar(w, label, v, "ro or rw");
+	struct pol_qbuf q;
+	int r = pol_want_scalar(w, label, v, "ro or rw");
 	if (r < 0)
 		return r;
 	if (streq(v->str, "ro"))
-		*FIELD_PTR(target, f->off, enum pol_bind_mode) = POL_BIND_RO;
+		*POL_FIELD_PTR(target, f->off, enum pol_bind_mode) = POL_BIND_RO;
 	else if (streq(v->str, "rw"))
-		*FIELD_PTR(target, f->off, enum pol_bind_mode) = POL_BIND_RW;
+		*POL_FIELD_PTR(target, f->off, enum pol_bind_mode) = POL_BIND_RW;
 	else
-		return fail(w, v, "%s '%s' is not a bind mode (expected ro or rw)", label,
-			    quote(&q, v->str));
+		return pol_fail(w, v, "%s '%s' is not a bind mode (expected ro or rw)", label,
+				pol_quote(&q, v->str));
 	return 0;
 }
 
 /* ---- list entries ---- */
 
-static int check_etc_entry(const struct walker *w, const char *label, const struct node *item)
+static int check_etc_entry(const struct pol_walker *w, const char *label, const struct pol_node *item)
 {
-	struct qbuf q;
-	int r = check_rel_path(w, label, item);
+	struct pol_qbuf q;
+	int r = pol_check_rel_path(w, label, item);
 	if (r < 0)
 		return r;
 	/* The sandbox writes its own passwd and group; a host copy must not replace them. */
 	if (streq(item->str, "passwd") || streq(item->str, "group"))
-		return fail(w, item,
-			    "%s '%s' would cover a guarantee (expected an entry other than passwd and group, which are synthetic)",
-			    label, quote(&q, item->str));
+		return pol_fail(w, item,
+				"%s '%s' would cover a guarantee (expected an entry other than passwd and group, which are synthetic)",
+				label, pol_quote(&q, item->str));
 	return 0;
 }
 
-static bool is_env_name(const char *s, size_t len)
-{
-	if (len == 0)
-		return false;
-	for (size_t i = 0; i < len; i++) {
-		char c = s[i];
-		bool alpha = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_';
-		if (!alpha && (i == 0 || !(c >= '0' && c <= '9')))
-			return false;
-	}
-	return true;
-}
-
-static int check_env_set(const struct walker *w, const char *label, const struct node *item)
+static int check_env_set(const struct pol_walker *w, const char *label, const struct pol_node *item)
 {
 	static const char expected[] = "NAME=value with NAME matching [A-Za-z_][A-Za-z0-9_]*";
-	struct qbuf q;
+	struct pol_qbuf q;
 	const char *eq;
-	int r = want_scalar(w, label, item, expected);
+	int r = pol_want_scalar(w, label, item, expected);
 	if (r < 0)
 		return r;
 	eq = strchr(item->str, '=');
 	if (!eq)
-		return fail(w, item, "%s '%s' has no '=' (expected %s)", label, quote(&q, item->str),
-			    expected);
-	if (!is_env_name(item->str, (size_t)(eq - item->str)))
-		return fail(w, item, "%s '%s' has an invalid variable name (expected %s)", label,
-			    quote(&q, item->str), expected);
+		return pol_fail(w, item, "%s '%s' has no '=' (expected %s)", label, pol_quote(&q, item->str),
+				expected);
+	if (!pol_is_env_name(item->str, (size_t)(eq - item->str)))
+		return pol_fail(w, item, "%s '%s' has an invalid variable name (expected %s)", label,
+				pol_quote(&q, item->str), expected);
 	return 0;
 }
 
-static int check_env_name(const struct walker *w, const char *label, const struct node *item)
-{
-	static const char expected[] = "a variable name matching [A-Za-z_][A-Za-z0-9_]*";
-	struct qbuf q;
-	int r = want_scalar(w, label, item, expected);
-	if (r < 0)
-		return r;
-	if (!is_env_name(item->str, strlen(item->str)))
-		return fail(w, item, "%s '%s' is not a variable name (expected %s)", label,
-			    quote(&q, item->str), expected);
-	return 0;
-}
-
-static int check_syscall(const struct walker *w, const char *label, const struct node *item)
+static int check_syscall(const struct pol_walker *w, const char *label, const struct pol_node *item)
 {
 	static const char expected[] = "a syscall name matching [a-z0-9_]+";
-	struct qbuf q;
+	struct pol_qbuf q;
 	size_t len;
-	int r = want_scalar(w, label, item, expected);
+	int r = pol_want_scalar(w, label, item, expected);
 	if (r < 0)
 		return r;
 	len = strlen(item->str);
 	if (len == 0)
-		return fail(w, item, "%s '' is not a syscall name (expected %s)", label, expected);
+		return pol_fail(w, item, "%s '' is not a syscall name (expected %s)", label, expected);
 	if (len > SYSCALL_NAME_MAX)
-		return fail(w, item, "%s '%s' is longer than %u characters (expected %s)", label,
-			    quote(&q, item->str), SYSCALL_NAME_MAX, expected);
+		return pol_fail(w, item, "%s '%s' is longer than %u characters (expected %s)", label,
+				pol_quote(&q, item->str), SYSCALL_NAME_MAX, expected);
 	for (size_t i = 0; i < len; i++) {
 		char c = item->str[i];
 		if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'))
-			return fail(w, item, "%s '%s' is not a syscall name (expected %s)", label,
-				    quote(&q, item->str), expected);
+			return pol_fail(w, item, "%s '%s' is not a syscall name (expected %s)", label,
+					pol_quote(&q, item->str), expected);
 	}
 	return 0;
 }
@@ -1380,17 +435,17 @@ static const struct {
 
 #define UNSAFE_EXPECTED "one of: no-cgroup, io_uring, bind-host-root, bind-container-socket, bind-kernel-fs"
 
-static int check_unsafe(const struct walker *w, const char *label, const struct node *item)
+static int check_unsafe(const struct pol_walker *w, const char *label, const struct pol_node *item)
 {
-	struct qbuf q;
-	int r = want_scalar(w, label, item, UNSAFE_EXPECTED);
+	struct pol_qbuf q;
+	int r = pol_want_scalar(w, label, item, UNSAFE_EXPECTED);
 	if (r < 0)
 		return r;
 	for (size_t i = 0; i < ELEMENTSOF(unsafe_names); i++)
 		if (streq(item->str, unsafe_names[i].name))
 			return 0;
-	return fail(w, item, "%s '%s' is not a known weakening (expected %s)", label,
-		    quote(&q, item->str), UNSAFE_EXPECTED);
+	return pol_fail(w, item, "%s '%s' is not a known weakening (expected %s)", label,
+			pol_quote(&q, item->str), UNSAFE_EXPECTED);
 }
 
 /*
@@ -1441,27 +496,27 @@ static void allowed_caps(char *buf, size_t size)
 	}
 }
 
-static int check_cap(const struct walker *w, const char *label, const struct node *item)
+static int check_cap(const struct pol_walker *w, const char *label, const struct pol_node *item)
 {
 	char allowed[320];
-	struct qbuf q;
+	struct pol_qbuf q;
 	int r;
 
 	allowed_caps(allowed, sizeof(allowed));
-	r = want_scalar(w, label, item, allowed);
+	r = pol_want_scalar(w, label, item, allowed);
 	if (r < 0)
 		return r;
 	for (size_t i = 0; i < ELEMENTSOF(cap_names); i++) {
 		if (!streq(item->str, cap_names[i].name))
 			continue;
 		if (cap_names[i].refused)
-			return fail(w, item, "%s '%s' would undo the sandbox (expected %s)", label,
-				    cap_names[i].name, allowed);
+			return pol_fail(w, item, "%s '%s' would undo the sandbox (expected %s)", label,
+					cap_names[i].name, allowed);
 		return 0;
 	}
-	return fail(w, item,
-		    "%s '%s' is not a Linux capability name (expected a lower-case name without CAP_, %s)",
-		    label, quote(&q, item->str), allowed);
+	return pol_fail(w, item,
+			"%s '%s' is not a Linux capability name (expected a lower-case name without CAP_, %s)",
+			label, pol_quote(&q, item->str), allowed);
 }
 
 /*
@@ -1470,27 +525,27 @@ static int check_cap(const struct walker *w, const char *label, const struct nod
  * component. Backslash escapes are refused so that a pattern means the same to every reader.
  * The component and "**" bounds keep matching cheap and let the matcher split any pattern.
  */
-static int check_hide(const struct walker *w, const char *label, const struct node *item)
+static int check_hide(const struct pol_walker *w, const char *label, const struct pol_node *item)
 {
 	static const char expected[] = "a workspace-relative pattern like **/.env or secrets/*.pem";
-	struct qbuf q;
+	struct pol_qbuf q;
 	size_t len, n_comp = 0, n_globstar = 0;
 	bool prev_globstar = false;
-	int r = want_scalar(w, label, item, expected);
+	int r = pol_want_scalar(w, label, item, expected);
 	if (r < 0)
 		return r;
 	len = strlen(item->str);
 	if (item->str[0] == '/')
-		return fail(w, item, "%s '%s' is absolute (expected a relative pattern without leading /)",
-			    label, quote(&q, item->str));
+		return pol_fail(w, item, "%s '%s' is absolute (expected a relative pattern without leading /)",
+				label, pol_quote(&q, item->str));
 	if (len >= PATH_MAX)
-		return fail(w, item, "%s is %zu bytes long (expected less than %d)", label, len, PATH_MAX);
-	r = path_flaw_fail(w, label, item, path_flaw(item->str));
+		return pol_fail(w, item, "%s is %zu bytes long (expected less than %d)", label, len, PATH_MAX);
+	r = pol_path_flaw_fail(w, label, item, pol_path_flaw(item->str));
 	if (r < 0)
 		return r;
 	if (strchr(item->str, '\\'))
-		return fail(w, item, "%s '%s' has a backslash (expected a pattern without escapes)",
-			    label, quote(&q, item->str));
+		return pol_fail(w, item, "%s '%s' has a backslash (expected a pattern without escapes)",
+				label, pol_quote(&q, item->str));
 
 	for (const char *c = item->str;;) {
 		const char *slash = strchr(c, '/');
@@ -1498,25 +553,25 @@ static int check_hide(const struct walker *w, const char *label, const struct no
 		bool globstar = clen == 2 && c[0] == '*' && c[1] == '*';
 
 		if (++n_comp > POL_MAX_PATTERN_COMPONENTS)
-			return fail(w, item, "%s has more than %u components (expected at most %u)",
-				    label, (unsigned)POL_MAX_PATTERN_COMPONENTS,
-				    (unsigned)POL_MAX_PATTERN_COMPONENTS);
+			return pol_fail(w, item, "%s has more than %u components (expected at most %u)",
+					label, (unsigned)POL_MAX_PATTERN_COMPONENTS,
+					(unsigned)POL_MAX_PATTERN_COMPONENTS);
 		if (globstar) {
 			if (prev_globstar)
-				return fail(w, item, "%s '%s' has ** twice in a row (expected one ** where any number of directories may be)",
-					    label, quote(&q, item->str));
+				return pol_fail(w, item, "%s '%s' has ** twice in a row (expected one ** where any number of directories may be)",
+						label, pol_quote(&q, item->str));
 			if (++n_globstar > POL_MAX_PATTERN_GLOBSTARS)
-				return fail(w, item, "%s '%s' has more than %u ** components (expected at most %u)",
-					    label, quote(&q, item->str),
-					    (unsigned)POL_MAX_PATTERN_GLOBSTARS,
-					    (unsigned)POL_MAX_PATTERN_GLOBSTARS);
+				return pol_fail(w, item, "%s '%s' has more than %u ** components (expected at most %u)",
+						label, pol_quote(&q, item->str),
+						(unsigned)POL_MAX_PATTERN_GLOBSTARS,
+						(unsigned)POL_MAX_PATTERN_GLOBSTARS);
 		}
 		prev_globstar = globstar;
 		for (size_t i = 0; i < clen && !globstar; i++) {
 			size_t j = i + 1;
 			if (c[i] == '*' && i + 1 < clen && c[i + 1] == '*')
-				return fail(w, item, "%s '%s' has ** inside a component (expected ** only as a whole component, like **/.env)",
-					    label, quote(&q, item->str));
+				return pol_fail(w, item, "%s '%s' has ** inside a component (expected ** only as a whole component, like **/.env)",
+						label, pol_quote(&q, item->str));
 			if (c[i] != '[')
 				continue;
 			/* [!...] and [^...] negate; a ']' right after the opening is a literal */
@@ -1527,8 +582,8 @@ static int check_hide(const struct walker *w, const char *label, const struct no
 			while (j < clen && c[j] != ']')
 				j++;
 			if (j >= clen)
-				return fail(w, item, "%s '%s' has an unbalanced '[' (expected a character class closed by ] within its component)",
-					    label, quote(&q, item->str));
+				return pol_fail(w, item, "%s '%s' has an unbalanced '[' (expected a character class closed by ] within its component)",
+						label, pol_quote(&q, item->str));
 			i = j;
 		}
 		if (!slash)
@@ -1538,118 +593,50 @@ static int check_hide(const struct walker *w, const char *label, const struct no
 	return 0;
 }
 
-/* ---- lists ---- */
-
-static size_t entry_key_len(const struct field *f, const char *s)
-{
-	if (f->dup_by_name) {
-		const char *eq = strchr(s, '=');
-		if (eq)
-			return (size_t)(eq - s);
-	}
-	return strlen(s);
-}
-
-static int want_seq(const struct walker *w, const char *label, const struct node *v)
-{
-	if (v->kind != NODE_SEQ)
-		return fail(w, v, "%s is %s (expected a sequence; write [] for none)", label,
-			    describe(v));
-	return 0;
-}
-
-/*
- * Builds a NULL-terminated array from the sequence v (every entry validated by f->check and
- * listed once) and stores it in place of the list at f->off, freeing the old one.
- */
-static int fld_str_list(const struct walker *w, void *target, const struct field *f,
-			const char *label, const struct node *v)
-{
-	char **items = NULL;
-	size_t n = 0;
-	int r = want_seq(w, label, v);
-	if (r < 0)
-		return r;
-
-	items = calloc(v->n_kids + 1, sizeof(*items));
-	if (!items)
-		return walk_enomem(w);
-	for (; n < v->n_kids; n++) {
-		const struct node *item = v->kids[n];
-		char item_label[LABEL_MAX];
-		struct qbuf q;
-
-		(void)snprintf(item_label, sizeof(item_label), "%s[%zu]", label, n);
-		r = want_scalar(w, item_label, item, "a string");
-		if (r >= 0)
-			r = f->check(w, item_label, item);
-		for (size_t j = 0; r >= 0 && j < n; j++) {
-			size_t klen = entry_key_len(f, item->str);
-			if (entry_key_len(f, items[j]) == klen && !memcmp(items[j], item->str, klen))
-				r = fail(w, item,
-					 "%s '%s' repeats an earlier entry (expected each entry once; first at line %u)",
-					 item_label, quote(&q, item->str), v->kids[j]->line);
-		}
-		if (r >= 0)
-			r = dup_string(w, item->str, &items[n]);
-		if (r < 0) {
-			strv_free(items, n);
-			return r;
-		}
-	}
-
-	char ***slot = FIELD_PTR(target, f->off, char **);
-	size_t *n_slot = FIELD_PTR(target, f->n_off, size_t);
-	strv_free(*slot, *n_slot);
-	*slot = items;
-	*n_slot = n;
-	return 0;
-}
-
-static const struct field bind_fields[] = {
+static const struct pol_field bind_fields[] = {
 	{ .key = "src", .fn = fld_bind_src, .off = offsetof(struct pol_bind, src) },
 	{ .key = "dst", .fn = fld_bind_dst, .off = offsetof(struct pol_bind, dst) },
 	{ .key = "mode", .fn = fld_bind_mode, .off = offsetof(struct pol_bind, mode) },
-	{ .key = "optional", .fn = fld_bool, .off = offsetof(struct pol_bind, optional) },
+	{ .key = "optional", .fn = pol_fld_bool, .off = offsetof(struct pol_bind, optional) },
 };
 
 /*
  * filesystem.binds. Each bind is checked against p->unsafe, which already holds this file's
  * final weakenings (apply_file applies unsafe before the rest of the file).
  */
-static int fld_binds(const struct walker *w, void *target, const struct field *f,
-		     const char *label, const struct node *v)
+static int fld_binds(const struct pol_walker *w, void *target, const struct pol_field *f,
+		     const char *label, const struct pol_node *v)
 {
 	struct pol_policy *p = target;
 	struct pol_bind *binds = NULL;
 	size_t n = 0;
-	int r = want_seq(w, label, v);
+	int r = pol_want_seq(w, label, v);
 	if (r < 0)
 		return r;
 	(void)f;
 
 	binds = calloc(v->n_kids ? v->n_kids : 1, sizeof(*binds));
 	if (!binds)
-		return walk_enomem(w);
+		return pol_walk_enomem(w);
 	for (; n < v->n_kids; n++) {
-		const struct node *item = v->kids[n];
-		char item_label[LABEL_MAX];
+		const struct pol_node *item = v->kids[n];
+		char item_label[POL_LABEL_MAX];
 		struct pol_bind *b = &binds[n];
-		struct qbuf q;
+		struct pol_qbuf q;
 
 		(void)snprintf(item_label, sizeof(item_label), "%s[%zu]", label, n);
 		b->mode = POL_BIND_RO; /* the safe default when mode is left out */
-		r = walk_map(w, b, item_label, item, bind_fields, ELEMENTSOF(bind_fields));
+		r = pol_walk_map(w, b, item_label, item, bind_fields, ELEMENTSOF(bind_fields));
 		if (r >= 0 && (!b->src || !b->dst))
-			r = fail(w, item, "%s has no %s (expected a mapping with src and dst)",
-				 item_label, b->src ? "dst" : "src");
+			r = pol_fail(w, item, "%s has no %s (expected a mapping with src and dst)",
+				     item_label, b->src ? "dst" : "src");
 		if (r >= 0)
 			r = check_bind_risk(w, item_label, item, b, p->unsafe);
 		for (size_t j = 0; r >= 0 && j < n; j++)
 			if (streq(binds[j].dst, b->dst))
-				r = fail(w, item,
-					 "%s binds '%s' again (expected each dst once; first at line %u)",
-					 item_label, quote(&q, b->dst), v->kids[j]->line);
+				r = pol_fail(w, item,
+					     "%s binds '%s' again (expected each dst once; first at line %u)",
+					     item_label, pol_quote(&q, b->dst), v->kids[j]->line);
 		if (r < 0) {
 			binds_free(binds, n + 1);
 			return r;
@@ -1662,43 +649,43 @@ static int fld_binds(const struct walker *w, void *target, const struct field *f
 	return 0;
 }
 
-/* A list held outside struct pol_policy, so fld_str_list can fill it. */
+/* A list held outside struct pol_policy, so pol_fld_str_list can fill it. */
 struct strv_tmp {
 	char **v;
 	size_t n;
 };
 
-static int fld_unsafe(const struct walker *w, void *target, const struct field *f,
-		      const char *label, const struct node *v)
+static int fld_unsafe(const struct pol_walker *w, void *target, const struct pol_field *f,
+		      const char *label, const struct pol_node *v)
 {
 	struct pol_policy *p = target;
 	struct strv_tmp tmp = { NULL, 0 };
-	struct field lf = *f;
+	struct pol_field lf = *f;
 	uint32_t bits = 0;
 	int r;
 
 	/* Validate and reject duplicates with the generic list code, then keep only the bits. */
 	lf.off = offsetof(struct strv_tmp, v);
 	lf.n_off = offsetof(struct strv_tmp, n);
-	r = fld_str_list(w, &tmp, &lf, label, v);
+	r = pol_fld_str_list(w, &tmp, &lf, label, v);
 	if (r < 0)
 		return r;
 	for (size_t i = 0; i < tmp.n; i++)
 		for (size_t j = 0; j < ELEMENTSOF(unsafe_names); j++)
 			if (streq(tmp.v[i], unsafe_names[j].name))
 				bits |= unsafe_names[j].bit;
-	strv_free(tmp.v, tmp.n);
+	pol_strv_free(tmp.v, tmp.n);
 	p->unsafe = bits;
 	return 0;
 }
 
-static const struct field unsafe_field = {
+static const struct pol_field unsafe_field = {
 	.key = "unsafe", .fn = fld_unsafe, .check = check_unsafe,
 };
 
 /* extends and unsafe are applied by apply_file before the rest of their file. */
-static int fld_applied_early(const struct walker *w, void *target, const struct field *f,
-			     const char *label, const struct node *v)
+static int fld_applied_early(const struct pol_walker *w, void *target, const struct pol_field *f,
+			     const char *label, const struct pol_node *v)
 {
 	(void)w, (void)target, (void)f, (void)label, (void)v;
 	return 0;
@@ -1706,65 +693,65 @@ static int fld_applied_early(const struct walker *w, void *target, const struct 
 
 /* ---- sections ---- */
 
-static const struct field host_id_fields[] = {
-	{ .key = "base", .fn = fld_number, .off = offsetof(struct pol_policy, host_id_base),
-	  .unit = UNIT_U32, .min = HOST_ID_BASE_MIN, .max = UINT32_MAX - 1 },
-	{ .key = "count", .fn = fld_number, .off = offsetof(struct pol_policy, host_id_count),
-	  .unit = UNIT_U32, .min = 1, .max = UINT32_MAX - HOST_ID_BASE_MIN },
+static const struct pol_field host_id_fields[] = {
+	{ .key = "base", .fn = pol_fld_number, .off = offsetof(struct pol_policy, host_id_base),
+	  .unit = POL_UNIT_U32, .min = HOST_ID_BASE_MIN, .max = UINT32_MAX - 1 },
+	{ .key = "count", .fn = pol_fld_number, .off = offsetof(struct pol_policy, host_id_count),
+	  .unit = POL_UNIT_U32, .min = 1, .max = UINT32_MAX - HOST_ID_BASE_MIN },
 };
 
-static int fld_host_ids(const struct walker *w, void *target, const struct field *f,
-			const char *label, const struct node *v)
+static int fld_host_ids(const struct pol_walker *w, void *target, const struct pol_field *f,
+			const char *label, const struct pol_node *v)
 {
 	const struct pol_policy *p = target;
-	int r = walk_map(w, target, label, v, host_id_fields, ELEMENTSOF(host_id_fields));
+	int r = pol_walk_map(w, target, label, v, host_id_fields, ELEMENTSOF(host_id_fields));
 	if (r < 0)
 		return r;
 	(void)f;
 	/* Checked on the merged values: a file may change base or count alone. */
 	if ((uint64_t)p->host_id_base + p->host_id_count > HOST_ID_END_MAX)
-		return fail(w, v,
-			    "%s base %" PRIu32 " + count %" PRIu32 " overflows (expected base + count <= %" PRIu32 ")",
-			    label, p->host_id_base, p->host_id_count, (uint32_t)HOST_ID_END_MAX);
+		return pol_fail(w, v,
+				"%s base %" PRIu32 " + count %" PRIu32 " overflows (expected base + count <= %" PRIu32 ")",
+				label, p->host_id_base, p->host_id_count, (uint32_t)HOST_ID_END_MAX);
 	return 0;
 }
 
-static const struct field user_fields[] = {
-	{ .key = "uid", .fn = fld_number, .off = offsetof(struct pol_policy, uid),
-	  .unit = UNIT_U32, .min = UID_MIN, .max = UID_MAX },
-	{ .key = "gid", .fn = fld_number, .off = offsetof(struct pol_policy, gid),
-	  .unit = UNIT_U32, .min = UID_MIN, .max = UID_MAX },
+static const struct pol_field user_fields[] = {
+	{ .key = "uid", .fn = pol_fld_number, .off = offsetof(struct pol_policy, uid),
+	  .unit = POL_UNIT_U32, .min = UID_MIN, .max = UID_MAX },
+	{ .key = "gid", .fn = pol_fld_number, .off = offsetof(struct pol_policy, gid),
+	  .unit = POL_UNIT_U32, .min = UID_MIN, .max = UID_MAX },
 	{ .key = "name", .fn = fld_user_name, .off = offsetof(struct pol_policy, user_name) },
 	{ .key = "host_ids", .fn = fld_host_ids },
 };
 
-static int fld_user(const struct walker *w, void *target, const struct field *f,
-		    const char *label, const struct node *v)
+static int fld_user(const struct pol_walker *w, void *target, const struct pol_field *f,
+		    const char *label, const struct pol_node *v)
 {
 	(void)f;
-	return walk_map(w, target, label, v, user_fields, ELEMENTSOF(user_fields));
+	return pol_walk_map(w, target, label, v, user_fields, ELEMENTSOF(user_fields));
 }
 
 #define STR_LIST(k, member, checker)                                            \
-	{ .key = (k), .fn = fld_str_list, .off = offsetof(struct pol_policy, member), \
+	{ .key = (k), .fn = pol_fld_str_list, .off = offsetof(struct pol_policy, member), \
 	  .n_off = offsetof(struct pol_policy, n_##member), .check = (checker) }
 
-static const struct field filesystem_fields[] = {
+static const struct pol_field filesystem_fields[] = {
 	{ .key = "binds", .fn = fld_binds },
-	{ .key = "etc", .fn = fld_str_list, .off = offsetof(struct pol_policy, etc_files),
+	{ .key = "etc", .fn = pol_fld_str_list, .off = offsetof(struct pol_policy, etc_files),
 	  .n_off = offsetof(struct pol_policy, n_etc_files), .check = check_etc_entry },
-	STR_LIST("protect", protect, check_rel_path),
-	STR_LIST("allow_create", allow_create, check_rel_path),
+	STR_LIST("protect", protect, pol_check_rel_path),
+	STR_LIST("allow_create", allow_create, pol_check_rel_path),
 	STR_LIST("hide", hide, check_hide),
 };
 
-static int fld_filesystem(const struct walker *w, void *target, const struct field *f,
-			  const char *label, const struct node *v)
+static int fld_filesystem(const struct pol_walker *w, void *target, const struct pol_field *f,
+			  const char *label, const struct pol_node *v)
 {
 	const struct pol_policy *p = target;
-	const struct node *ac, *pr;
-	struct qbuf q;
-	int r = walk_map(w, target, label, v, filesystem_fields, ELEMENTSOF(filesystem_fields));
+	const struct pol_node *ac, *pr;
+	struct pol_qbuf q;
+	int r = pol_walk_map(w, target, label, v, filesystem_fields, ELEMENTSOF(filesystem_fields));
 	if (r < 0)
 		return r;
 	(void)f;
@@ -1773,33 +760,33 @@ static int fld_filesystem(const struct walker *w, void *target, const struct fie
 	 * allow_create only relaxes "uncreatable" to "creatable" for a protected path; an entry
 	 * outside protect would be meaningless and is most likely a typo.
 	 */
-	ac = map_get(v, "allow_create");
-	pr = map_get(v, "protect");
+	ac = pol_map_get(v, "allow_create");
+	pr = pol_map_get(v, "protect");
 	for (size_t i = 0; i < p->n_allow_create; i++) {
-		if (strv_contains(p->protect, p->n_protect, p->allow_create[i]))
+		if (pol_strv_contains(p->protect, p->n_protect, p->allow_create[i]))
 			continue;
 		if (ac) {
-			assert(ac->kind == NODE_SEQ && ac->n_kids == p->n_allow_create);
-			return fail(w, ac->kids[i],
-				    "%s.allow_create[%zu] '%s' is not in %s.protect (expected every allow_create entry to be protected too)",
-				    label, i, quote(&q, p->allow_create[i]), label);
+			assert(ac->kind == POL_NODE_SEQ && ac->n_kids == p->n_allow_create);
+			return pol_fail(w, ac->kids[i],
+					"%s.allow_create[%zu] '%s' is not in %s.protect (expected every allow_create entry to be protected too)",
+					label, i, pol_quote(&q, p->allow_create[i]), label);
 		}
-		return fail(w, pr ? pr : v,
-			    "%s.protect leaves out '%s', which %s.allow_create names (expected every allow_create entry to be protected too)",
-			    label, quote(&q, p->allow_create[i]), label);
+		return pol_fail(w, pr ? pr : v,
+				"%s.protect leaves out '%s', which %s.allow_create names (expected every allow_create entry to be protected too)",
+				label, pol_quote(&q, p->allow_create[i]), label);
 	}
 	return 0;
 }
 
 #define NAMESPACE(k, ns, lock)                                                          \
-	{ .key = (k), .fn = fld_bool, .off = offsetof(struct pol_policy, namespaces) +     \
+	{ .key = (k), .fn = pol_fld_bool, .off = offsetof(struct pol_policy, namespaces) +     \
 	  (size_t)(ns) * sizeof(bool), .locked = (lock) }
 
 /*
  * user, pid and mount are what every other guarantee stands on (uid mapping, no signals or
  * ptrace to host processes, the whole filesystem view), so they cannot be turned off.
  */
-static const struct field namespace_fields[] = {
+static const struct pol_field namespace_fields[] = {
 	NAMESPACE("user", POL_NS_USER, true),
 	NAMESPACE("pid", POL_NS_PID, true),
 	NAMESPACE("mount", POL_NS_MOUNT, true),
@@ -1809,80 +796,80 @@ static const struct field namespace_fields[] = {
 	NAMESPACE("cgroup", POL_NS_CGROUP, false),
 };
 
-static int fld_namespaces(const struct walker *w, void *target, const struct field *f,
-			  const char *label, const struct node *v)
+static int fld_namespaces(const struct pol_walker *w, void *target, const struct pol_field *f,
+			  const char *label, const struct pol_node *v)
 {
 	(void)f;
-	return walk_map(w, target, label, v, namespace_fields, ELEMENTSOF(namespace_fields));
+	return pol_walk_map(w, target, label, v, namespace_fields, ELEMENTSOF(namespace_fields));
 }
 
-static const struct field capability_fields[] = {
+static const struct pol_field capability_fields[] = {
 	STR_LIST("keep", caps_keep, check_cap),
 };
 
-static int fld_capabilities(const struct walker *w, void *target, const struct field *f,
-			    const char *label, const struct node *v)
+static int fld_capabilities(const struct pol_walker *w, void *target, const struct pol_field *f,
+			    const char *label, const struct pol_node *v)
 {
 	(void)f;
-	return walk_map(w, target, label, v, capability_fields, ELEMENTSOF(capability_fields));
+	return pol_walk_map(w, target, label, v, capability_fields, ELEMENTSOF(capability_fields));
 }
 
-static int fld_network(const struct walker *w, void *target, const struct field *f,
-		       const char *label, const struct node *v)
+static int fld_network(const struct pol_walker *w, void *target, const struct pol_field *f,
+		       const char *label, const struct pol_node *v)
 {
-	struct qbuf q;
-	int r = want_scalar(w, label, v, "none");
+	struct pol_qbuf q;
+	int r = pol_want_scalar(w, label, v, "none");
 	if (r < 0)
 		return r;
 	if (!streq(v->str, "none"))
-		return fail(w, v, "%s '%s' is not a network mode (expected none)", label,
-			    quote(&q, v->str));
-	*FIELD_PTR(target, f->off, enum pol_network) = POL_NET_NONE;
+		return pol_fail(w, v, "%s '%s' is not a network mode (expected none)", label,
+				pol_quote(&q, v->str));
+	*POL_FIELD_PTR(target, f->off, enum pol_network) = POL_NET_NONE;
 	return 0;
 }
 
-static const struct field env_fields[] = {
-	{ .key = "set", .fn = fld_str_list, .off = offsetof(struct pol_policy, env_set),
+static const struct pol_field env_fields[] = {
+	{ .key = "set", .fn = pol_fld_str_list, .off = offsetof(struct pol_policy, env_set),
 	  .n_off = offsetof(struct pol_policy, n_env_set), .check = check_env_set,
 	  .dup_by_name = true },
-	STR_LIST("pass", env_pass, check_env_name),
+	STR_LIST("pass", env_pass, pol_check_env_name),
 };
 
-static int fld_env(const struct walker *w, void *target, const struct field *f,
-		   const char *label, const struct node *v)
+static int fld_env(const struct pol_walker *w, void *target, const struct pol_field *f,
+		   const char *label, const struct pol_node *v)
 {
 	(void)f;
-	return walk_map(w, target, label, v, env_fields, ELEMENTSOF(env_fields));
+	return pol_walk_map(w, target, label, v, env_fields, ELEMENTSOF(env_fields));
 }
 
-static int fld_seccomp_default(const struct walker *w, void *target, const struct field *f,
-			       const char *label, const struct node *v)
+static int fld_seccomp_default(const struct pol_walker *w, void *target, const struct pol_field *f,
+			       const char *label, const struct pol_node *v)
 {
-	struct qbuf q;
-	int r = want_scalar(w, label, v, "errno or kill");
+	struct pol_qbuf q;
+	int r = pol_want_scalar(w, label, v, "errno or kill");
 	if (r < 0)
 		return r;
 	if (streq(v->str, "errno"))
-		*FIELD_PTR(target, f->off, enum pol_seccomp_action) = POL_SECCOMP_ERRNO;
+		*POL_FIELD_PTR(target, f->off, enum pol_seccomp_action) = POL_SECCOMP_ERRNO;
 	else if (streq(v->str, "kill"))
-		*FIELD_PTR(target, f->off, enum pol_seccomp_action) = POL_SECCOMP_KILL;
+		*POL_FIELD_PTR(target, f->off, enum pol_seccomp_action) = POL_SECCOMP_KILL;
 	else
-		return fail(w, v, "%s '%s' is not a seccomp action (expected errno or kill)", label,
-			    quote(&q, v->str));
+		return pol_fail(w, v, "%s '%s' is not a seccomp action (expected errno or kill)", label,
+				pol_quote(&q, v->str));
 	return 0;
 }
 
-static int fld_seccomp_profile(const struct walker *w, void *target, const struct field *f,
-			       const char *label, const struct node *v)
+static int fld_seccomp_profile(const struct pol_walker *w, void *target, const struct pol_field *f,
+			       const char *label, const struct pol_node *v)
 {
-	struct qbuf q;
-	int r = want_scalar(w, label, v, "default");
+	struct pol_qbuf q;
+	int r = pol_want_scalar(w, label, v, "default");
 	if (r < 0)
 		return r;
 	if (!streq(v->str, "default"))
-		return fail(w, v, "%s '%s' is not a seccomp profile (expected default)", label,
-			    quote(&q, v->str));
-	return replace_string(w, target, f->off, v->str);
+		return pol_fail(w, v, "%s '%s' is not a seccomp profile (expected default)", label,
+				pol_quote(&q, v->str));
+	return pol_replace_string(w, target, f->off, v->str);
 }
 
 /* ---- seccomp.rules ---- */
@@ -1897,21 +884,21 @@ static const struct {
 
 #define CMP_OPS_EXPECTED "one of: eq, ne, lt, le, gt, ge, masked_eq"
 
-static int fld_cmp_op(const struct walker *w, void *target, const struct field *f,
-		      const char *label, const struct node *v)
+static int fld_cmp_op(const struct pol_walker *w, void *target, const struct pol_field *f,
+		      const char *label, const struct pol_node *v)
 {
-	struct qbuf q;
-	int r = want_scalar(w, label, v, CMP_OPS_EXPECTED);
+	struct pol_qbuf q;
+	int r = pol_want_scalar(w, label, v, CMP_OPS_EXPECTED);
 	if (r < 0)
 		return r;
 	for (size_t i = 0; i < ELEMENTSOF(cmp_ops); i++) {
 		if (streq(v->str, cmp_ops[i].name)) {
-			*FIELD_PTR(target, f->off, enum pol_cmp_op) = cmp_ops[i].op;
+			*POL_FIELD_PTR(target, f->off, enum pol_cmp_op) = cmp_ops[i].op;
 			return 0;
 		}
 	}
-	return fail(w, v, "%s '%s' is not a comparison (expected %s)", label, quote(&q, v->str),
-		    CMP_OPS_EXPECTED);
+	return pol_fail(w, v, "%s '%s' is not a comparison (expected %s)", label, pol_quote(&q, v->str),
+			CMP_OPS_EXPECTED);
 }
 
 static int hex_digit(char c)
@@ -1932,7 +919,7 @@ static int parse_flags(const char *s, uint64_t *out)
 	size_t i = 2;
 
 	if (s[0] != '0' || s[1] != 'x')
-		return parse_count(s, out);
+		return pol_parse_count(s, out);
 	if (!s[i])
 		return -EINVAL;
 	for (; s[i]; i++) {
@@ -1947,23 +934,23 @@ static int parse_flags(const char *s, uint64_t *out)
 	return 0;
 }
 
-static int fld_flags(const struct walker *w, void *target, const struct field *f,
-		     const char *label, const struct node *v)
+static int fld_flags(const struct pol_walker *w, void *target, const struct pol_field *f,
+		     const char *label, const struct pol_node *v)
 {
 	static const char expected[] = "a decimal integer or 0x and hex digits, like 0x800";
-	struct qbuf q;
+	struct pol_qbuf q;
 	uint64_t val = 0;
-	int r = want_plain(w, label, v, expected);
+	int r = pol_want_plain(w, label, v, expected);
 	if (r < 0)
 		return r;
 	r = parse_flags(v->str, &val);
 	if (r == -ERANGE)
-		return fail(w, v, "%s '%s' overflows (expected at most 0xffffffffffffffff)", label,
-			    quote(&q, v->str));
+		return pol_fail(w, v, "%s '%s' overflows (expected at most 0xffffffffffffffff)", label,
+				pol_quote(&q, v->str));
 	if (r < 0)
-		return fail(w, v, "%s '%s' is not a valid number (expected %s)", label,
-			    quote(&q, v->str), expected);
-	*FIELD_PTR(target, f->off, uint64_t) = val;
+		return pol_fail(w, v, "%s '%s' is not a valid number (expected %s)", label,
+				pol_quote(&q, v->str), expected);
+	*POL_FIELD_PTR(target, f->off, uint64_t) = val;
 	return 0;
 }
 
@@ -1975,43 +962,43 @@ struct arg_tmp {
 	uint64_t mask;
 };
 
-static const struct field arg_fields[] = {
-	{ .key = "index", .fn = fld_number, .off = offsetof(struct arg_tmp, index),
-	  .unit = UNIT_COUNT, .min = 0, .max = SECCOMP_ARGS - 1 },
+static const struct pol_field arg_fields[] = {
+	{ .key = "index", .fn = pol_fld_number, .off = offsetof(struct arg_tmp, index),
+	  .unit = POL_UNIT_COUNT, .min = 0, .max = SECCOMP_ARGS - 1 },
 	{ .key = "op", .fn = fld_cmp_op, .off = offsetof(struct arg_tmp, op) },
 	{ .key = "value", .fn = fld_flags, .off = offsetof(struct arg_tmp, value) },
 	{ .key = "mask", .fn = fld_flags, .off = offsetof(struct arg_tmp, mask) },
 };
 
-static int read_arg(const struct walker *w, const char *label, const struct node *item,
+static int read_arg(const struct pol_walker *w, const char *label, const struct pol_node *item,
 		    const struct pol_syscall_rule *rule, struct pol_arg_cond *out)
 {
 	static const char *const required[] = { "index", "op", "value" };
-	const struct node *mask = map_get(item, "mask");
+	const struct pol_node *mask = pol_map_get(item, "mask");
 	struct arg_tmp a = { 0 };
-	int r = walk_map(w, &a, label, item, arg_fields, ELEMENTSOF(arg_fields));
+	int r = pol_walk_map(w, &a, label, item, arg_fields, ELEMENTSOF(arg_fields));
 	if (r < 0)
 		return r;
 	for (size_t i = 0; i < ELEMENTSOF(required); i++)
-		if (!map_get(item, required[i]))
-			return fail(w, item, "%s has no %s (expected a mapping with index, op and value)",
-				    label, required[i]);
+		if (!pol_map_get(item, required[i]))
+			return pol_fail(w, item, "%s has no %s (expected a mapping with index, op and value)",
+					label, required[i]);
 	if (a.op == POL_CMP_MASKED_EQ && !mask)
-		return fail(w, item, "%s has op masked_eq but no mask (expected a mask for masked_eq)",
-			    label);
+		return pol_fail(w, item, "%s has op masked_eq but no mask (expected a mask for masked_eq)",
+				label);
 	if (a.op != POL_CMP_MASKED_EQ && mask)
-		return fail(w, mask, "%s.mask is set, but op is %s (expected a mask only with masked_eq)",
-			    label, pol_cmp_op_name(a.op));
+		return pol_fail(w, mask, "%s.mask is set, but op is %s (expected a mask only with masked_eq)",
+				label, pol_cmp_op_name(a.op));
 	/* A masked_eq whose value has bits outside the mask can never hold: surely a mistake. */
 	if (a.op == POL_CMP_MASKED_EQ && (a.value & ~a.mask))
-		return fail(w, map_get(item, "value"),
-			    "%s.value 0x%" PRIx64 " has bits outside mask 0x%" PRIx64 " (expected value & ~mask == 0; the condition could never hold)",
-			    label, a.value, a.mask);
+		return pol_fail(w, pol_map_get(item, "value"),
+				"%s.value 0x%" PRIx64 " has bits outside mask 0x%" PRIx64 " (expected value & ~mask == 0; the condition could never hold)",
+				label, a.value, a.mask);
 	for (size_t j = 0; j < rule->n_conds; j++)
 		if (rule->conds[j].index == a.index)
-			return fail(w, map_get(item, "index"),
-				    "%s.index %" PRIu64 " repeats args[%zu] (expected at most one condition per argument)",
-				    label, a.index, j);
+			return pol_fail(w, pol_map_get(item, "index"),
+					"%s.index %" PRIu64 " repeats args[%zu] (expected at most one condition per argument)",
+					label, a.index, j);
 	out->index = (uint8_t)a.index;
 	out->op = a.op;
 	out->value = a.value;
@@ -2019,27 +1006,27 @@ static int read_arg(const struct walker *w, const char *label, const struct node
 	return 0;
 }
 
-static int fld_rule_args(const struct walker *w, void *target, const struct field *f,
-			 const char *label, const struct node *v)
+static int fld_rule_args(const struct pol_walker *w, void *target, const struct pol_field *f,
+			 const char *label, const struct pol_node *v)
 {
 	struct pol_syscall_rule *rule = target;
-	int r = want_seq(w, label, v);
+	int r = pol_want_seq(w, label, v);
 	if (r < 0)
 		return r;
 	(void)f;
 	if (v->n_kids == 0)
-		return fail(w, v,
-			    "%s is empty (expected 1 to 6 conditions; use seccomp.allow or seccomp.deny for a whole syscall)",
-			    label);
+		return pol_fail(w, v,
+				"%s is empty (expected 1 to 6 conditions; use seccomp.allow or seccomp.deny for a whole syscall)",
+				label);
 	rule->n_conds = 0;
 	for (size_t i = 0; i < v->n_kids; i++) {
-		char item_label[LABEL_MAX];
+		char item_label[POL_LABEL_MAX];
 
 		(void)snprintf(item_label, sizeof(item_label), "%s[%zu]", label, i);
 		if (i >= SECCOMP_ARGS)
-			return fail(w, v->kids[i],
-				    "%s is a condition too many (expected at most %u, one per argument)",
-				    item_label, SECCOMP_ARGS);
+			return pol_fail(w, v->kids[i],
+					"%s is a condition too many (expected at most %u, one per argument)",
+					item_label, SECCOMP_ARGS);
 		r = read_arg(w, item_label, v->kids[i], rule, &rule->conds[i]);
 		if (r < 0)
 			return r;
@@ -2048,33 +1035,33 @@ static int fld_rule_args(const struct walker *w, void *target, const struct fiel
 	return 0;
 }
 
-static int fld_rule_syscall(const struct walker *w, void *target, const struct field *f,
-			    const char *label, const struct node *v)
+static int fld_rule_syscall(const struct pol_walker *w, void *target, const struct pol_field *f,
+			    const char *label, const struct pol_node *v)
 {
 	int r = check_syscall(w, label, v);
 	if (r < 0)
 		return r;
-	return replace_string(w, target, f->off, v->str);
+	return pol_replace_string(w, target, f->off, v->str);
 }
 
-static int fld_rule_action(const struct walker *w, void *target, const struct field *f,
-			   const char *label, const struct node *v)
+static int fld_rule_action(const struct pol_walker *w, void *target, const struct pol_field *f,
+			   const char *label, const struct pol_node *v)
 {
-	struct qbuf q;
-	int r = want_scalar(w, label, v, "allow or deny");
+	struct pol_qbuf q;
+	int r = pol_want_scalar(w, label, v, "allow or deny");
 	if (r < 0)
 		return r;
 	if (streq(v->str, "allow"))
-		*FIELD_PTR(target, f->off, bool) = true;
+		*POL_FIELD_PTR(target, f->off, bool) = true;
 	else if (streq(v->str, "deny"))
-		*FIELD_PTR(target, f->off, bool) = false;
+		*POL_FIELD_PTR(target, f->off, bool) = false;
 	else
-		return fail(w, v, "%s '%s' is not a rule action (expected allow or deny)", label,
-			    quote(&q, v->str));
+		return pol_fail(w, v, "%s '%s' is not a rule action (expected allow or deny)", label,
+				pol_quote(&q, v->str));
 	return 0;
 }
 
-static const struct field rule_fields[] = {
+static const struct pol_field rule_fields[] = {
 	{ .key = "syscall", .fn = fld_rule_syscall, .off = offsetof(struct pol_syscall_rule, name) },
 	{ .key = "action", .fn = fld_rule_action, .off = offsetof(struct pol_syscall_rule, allow) },
 	{ .key = "args", .fn = fld_rule_args },
@@ -2089,48 +1076,48 @@ static void rules_free(struct pol_syscall_rule *rules, size_t n)
 	free(rules);
 }
 
-static int fld_seccomp_rules(const struct walker *w, void *target, const struct field *f,
-			     const char *label, const struct node *v)
+static int fld_seccomp_rules(const struct pol_walker *w, void *target, const struct pol_field *f,
+			     const char *label, const struct pol_node *v)
 {
 	static const char *const required[] = { "syscall", "action", "args" };
 	struct pol_policy *p = target;
 	struct pol_syscall_rule *rules = NULL;
 	size_t n = 0;
-	int r = want_seq(w, label, v);
+	int r = pol_want_seq(w, label, v);
 	if (r < 0)
 		return r;
 	(void)f;
 
 	rules = calloc(v->n_kids ? v->n_kids : 1, sizeof(*rules));
 	if (!rules)
-		return walk_enomem(w);
+		return pol_walk_enomem(w);
 	for (; n < v->n_kids; n++) {
-		const struct node *item = v->kids[n];
+		const struct pol_node *item = v->kids[n];
 		struct pol_syscall_rule *rule = &rules[n];
-		char item_label[LABEL_MAX];
-		struct qbuf q;
+		char item_label[POL_LABEL_MAX];
+		struct pol_qbuf q;
 
 		(void)snprintf(item_label, sizeof(item_label), "%s[%zu]", label, n);
-		r = walk_map(w, rule, item_label, item, rule_fields, ELEMENTSOF(rule_fields));
+		r = pol_walk_map(w, rule, item_label, item, rule_fields, ELEMENTSOF(rule_fields));
 		for (size_t i = 0; r >= 0 && i < ELEMENTSOF(required); i++)
-			if (!map_get(item, required[i]))
-				r = fail(w, item,
-					 "%s has no %s (expected a mapping with syscall, action and args)",
-					 item_label, required[i]);
+			if (!pol_map_get(item, required[i]))
+				r = pol_fail(w, item,
+					     "%s has no %s (expected a mapping with syscall, action and args)",
+					     item_label, required[i]);
 		/* One deny rule, or any number of allow rules, per syscall: never both. */
 		for (size_t j = 0; r >= 0 && j < n; j++) {
 			if (!streq(rules[j].name, rule->name))
 				continue;
 			if (rules[j].allow != rule->allow)
-				r = fail(w, map_get(item, "syscall"),
-					 "%s %s '%s', which %s[%zu] %s (expected either allow rules or one deny rule per syscall)",
-					 item_label, rule->allow ? "allows" : "denies",
-					 quote(&q, rule->name), label, j,
-					 rules[j].allow ? "allows" : "denies");
+				r = pol_fail(w, pol_map_get(item, "syscall"),
+					     "%s %s '%s', which %s[%zu] %s (expected either allow rules or one deny rule per syscall)",
+					     item_label, rule->allow ? "allows" : "denies",
+					     pol_quote(&q, rule->name), label, j,
+					     rules[j].allow ? "allows" : "denies");
 			else if (!rule->allow)
-				r = fail(w, map_get(item, "syscall"),
-					 "%s is a second deny rule for '%s' (expected one deny rule per syscall; first is %s[%zu])",
-					 item_label, quote(&q, rule->name), label, j);
+				r = pol_fail(w, pol_map_get(item, "syscall"),
+					     "%s is a second deny rule for '%s' (expected one deny rule per syscall; first is %s[%zu])",
+					     item_label, pol_quote(&q, rule->name), label, j);
 		}
 		if (r < 0) {
 			rules_free(rules, n + 1);
@@ -2144,7 +1131,7 @@ static int fld_seccomp_rules(const struct walker *w, void *target, const struct 
 	return 0;
 }
 
-static const struct field seccomp_fields[] = {
+static const struct pol_field seccomp_fields[] = {
 	{ .key = "profile", .fn = fld_seccomp_profile,
 	  .off = offsetof(struct pol_policy, seccomp_profile) },
 	{ .key = "default_action", .fn = fld_seccomp_default,
@@ -2160,10 +1147,10 @@ static const struct field seccomp_fields[] = {
  * seccomp.deny already denies. Reported at the rule when this layer wrote the rules, else at
  * the list entry this layer wrote.
  */
-static int check_rules_against_lists(const struct walker *w, const struct pol_policy *p,
-				     const char *label, const struct node *v)
+static int check_rules_against_lists(const struct pol_walker *w, const struct pol_policy *p,
+				     const char *label, const struct pol_node *v)
 {
-	const struct node *rules = map_get(v, "rules");
+	const struct pol_node *rules = pol_map_get(v, "rules");
 
 	for (size_t i = 0; i < p->n_seccomp_rules; i++) {
 		const struct pol_syscall_rule *rule = &p->seccomp_rules[i];
@@ -2172,9 +1159,9 @@ static int check_rules_against_lists(const struct walker *w, const struct pol_po
 		const char *list_key = rule->allow ? "allow" : "deny";
 		const char *what = rule->allow ? "allows" : "denies";
 		const char *expected = "expected a rule that changes something";
-		struct qbuf q;
+		struct pol_qbuf q;
 
-		if (rule->allow && strv_contains(p->seccomp_deny, p->n_seccomp_deny, rule->name)) {
+		if (rule->allow && pol_strv_contains(p->seccomp_deny, p->n_seccomp_deny, rule->name)) {
 			list = p->seccomp_deny;
 			n_list = p->n_seccomp_deny;
 			list_key = "deny";
@@ -2182,57 +1169,57 @@ static int check_rules_against_lists(const struct walker *w, const struct pol_po
 			expected = "expected a syscall either in seccomp.deny or in allow rules";
 		}
 		for (size_t j = 0; j < n_list; j++) {
-			const struct node *lst = map_get(v, list_key);
+			const struct pol_node *lst = pol_map_get(v, list_key);
 			if (!streq(list[j], rule->name))
 				continue;
 			if (rules)
-				return fail(w, map_get(rules->kids[i], "syscall"),
-					    "%s.rules[%zu] %s '%s', which %s.%s %s without conditions (%s)",
-					    label, i, rule->allow ? "allows" : "denies",
-					    quote(&q, rule->name), label, list_key, what, expected);
-			return fail(w, lst ? lst->kids[j] : v,
-				    "%s.%s[%zu] '%s' %s what %s.rules[%zu] %s (%s)", label,
-				    list_key, j, quote(&q, list[j]),
-				    streq(list_key, "allow") ? "allows" : "denies", label, i,
-				    rule->allow ? "allows under conditions" : "denies under conditions",
-				    expected);
+				return pol_fail(w, pol_map_get(rules->kids[i], "syscall"),
+						"%s.rules[%zu] %s '%s', which %s.%s %s without conditions (%s)",
+						label, i, rule->allow ? "allows" : "denies",
+						pol_quote(&q, rule->name), label, list_key, what, expected);
+			return pol_fail(w, lst ? lst->kids[j] : v,
+					"%s.%s[%zu] '%s' %s what %s.rules[%zu] %s (%s)", label,
+					list_key, j, pol_quote(&q, list[j]),
+					streq(list_key, "allow") ? "allows" : "denies", label, i,
+					rule->allow ? "allows under conditions" : "denies under conditions",
+					expected);
 		}
 	}
 	return 0;
 }
 
-static int fld_seccomp(const struct walker *w, void *target, const struct field *f,
-		       const char *label, const struct node *v)
+static int fld_seccomp(const struct pol_walker *w, void *target, const struct pol_field *f,
+		       const char *label, const struct pol_node *v)
 {
 	const struct pol_policy *p = target;
-	const struct node *allow, *deny;
-	struct qbuf q;
-	int r = walk_map(w, target, label, v, seccomp_fields, ELEMENTSOF(seccomp_fields));
+	const struct pol_node *allow, *deny;
+	struct pol_qbuf q;
+	int r = pol_walk_map(w, target, label, v, seccomp_fields, ELEMENTSOF(seccomp_fields));
 	if (r < 0)
 		return r;
 	(void)f;
 
 	/* A syscall in both lists has no clear meaning; refuse it rather than pick a winner. */
-	allow = map_get(v, "allow");
-	deny = map_get(v, "deny");
+	allow = pol_map_get(v, "allow");
+	deny = pol_map_get(v, "deny");
 	for (size_t i = 0; i < p->n_seccomp_deny; i++) {
 		for (size_t j = 0; j < p->n_seccomp_allow; j++) {
 			if (!streq(p->seccomp_deny[i], p->seccomp_allow[j]))
 				continue;
 			if (deny)
-				return fail(w, deny->kids[i],
-					    "%s.deny[%zu] '%s' is also in %s.allow (expected a syscall in at most one list)",
-					    label, i, quote(&q, p->seccomp_deny[i]), label);
-			return fail(w, allow ? allow->kids[j] : v,
-				    "%s.allow[%zu] '%s' is also in %s.deny (expected a syscall in at most one list)",
-				    label, j, quote(&q, p->seccomp_allow[j]), label);
+				return pol_fail(w, deny->kids[i],
+						"%s.deny[%zu] '%s' is also in %s.allow (expected a syscall in at most one list)",
+						label, i, pol_quote(&q, p->seccomp_deny[i]), label);
+			return pol_fail(w, allow ? allow->kids[j] : v,
+					"%s.allow[%zu] '%s' is also in %s.deny (expected a syscall in at most one list)",
+					label, j, pol_quote(&q, p->seccomp_allow[j]), label);
 		}
 	}
 	return check_rules_against_lists(w, p, label, v);
 }
 
 #define LIMIT(k, member, u, lo, hi)                                                     \
-	{ .key = (k), .fn = fld_number, .off = offsetof(struct pol_policy, member), .unit = (u), \
+	{ .key = (k), .fn = pol_fld_number, .off = offsetof(struct pol_policy, member), .unit = (u), \
 	  .min = (lo), .max = (hi) }
 
 /*
@@ -2240,26 +1227,26 @@ static int fld_seccomp(const struct walker *w, void *target, const struct field 
  * memory and pids because a cgroup without them is no limit, tmpfs because the kernel reads
  * size=0 as "unbounded", and nofile and fsize because 0 leaves a process that cannot work.
  */
-static const struct field limit_fields[] = {
-	LIMIT("memory", memory_bytes, UNIT_SIZE, 1, VALUE_MAX),
-	LIMIT("pids", pids, UNIT_COUNT, 1, PIDS_MAX),
-	LIMIT("cpu", cpu_millicpus, UNIT_CPU, 0, (uint64_t)CPUS_MAX * 1000u),
-	LIMIT("nofile", nofile, UNIT_COUNT, 1, NOFILE_MAX),
-	LIMIT("nproc", nproc, UNIT_COUNT, 0, PIDS_MAX),
-	LIMIT("fsize", fsize_bytes, UNIT_SIZE, 1, VALUE_MAX),
-	LIMIT("tmpfs", tmp_bytes, UNIT_SIZE, 1, VALUE_MAX),
-	LIMIT("wall", wall_ms, UNIT_TIME, 0, VALUE_MAX),
-	LIMIT("output", output_bytes, UNIT_SIZE, 0, VALUE_MAX),
+static const struct pol_field limit_fields[] = {
+	LIMIT("memory", memory_bytes, POL_UNIT_SIZE, 1, VALUE_MAX),
+	LIMIT("pids", pids, POL_UNIT_COUNT, 1, PIDS_MAX),
+	LIMIT("cpu", cpu_millicpus, POL_UNIT_CPU, 0, (uint64_t)CPUS_MAX * 1000u),
+	LIMIT("nofile", nofile, POL_UNIT_COUNT, 1, NOFILE_MAX),
+	LIMIT("nproc", nproc, POL_UNIT_COUNT, 0, PIDS_MAX),
+	LIMIT("fsize", fsize_bytes, POL_UNIT_SIZE, 1, VALUE_MAX),
+	LIMIT("tmpfs", tmp_bytes, POL_UNIT_SIZE, 1, VALUE_MAX),
+	LIMIT("wall", wall_ms, POL_UNIT_TIME, 0, VALUE_MAX),
+	LIMIT("output", output_bytes, POL_UNIT_SIZE, 0, VALUE_MAX),
 };
 
-static int fld_limits(const struct walker *w, void *target, const struct field *f,
-		      const char *label, const struct node *v)
+static int fld_limits(const struct pol_walker *w, void *target, const struct pol_field *f,
+		      const char *label, const struct pol_node *v)
 {
 	(void)f;
-	return walk_map(w, target, label, v, limit_fields, ELEMENTSOF(limit_fields));
+	return pol_walk_map(w, target, label, v, limit_fields, ELEMENTSOF(limit_fields));
 }
 
-static const struct field root_fields[] = {
+static const struct pol_field root_fields[] = {
 	{ .key = "extends", .fn = fld_applied_early },
 	{ .key = "user", .fn = fld_user },
 	{ .key = "hostname", .fn = fld_hostname, .off = offsetof(struct pol_policy, hostname) },
@@ -2272,68 +1259,6 @@ static const struct field root_fields[] = {
 	{ .key = "limits", .fn = fld_limits },
 	{ .key = "unsafe", .fn = fld_applied_early },
 };
-
-/* Lists the keys of a table for an "unknown key" message. */
-static void key_list(char *buf, size_t size, const struct field *fields, size_t n_fields)
-{
-	size_t o = 0;
-
-	buf[0] = '\0';
-	for (size_t i = 0; i < n_fields && o < size; i++) {
-		int k = snprintf(buf + o, size - o, "%s%s", i ? ", " : "", fields[i].key);
-		if (k < 0)
-			break;
-		o += (size_t)k;
-	}
-}
-
-/*
- * Applies the mapping n to target with the handlers in fields. where names the mapping in
- * messages ("" for the top level). Every key must be a scalar naming a field, at most once.
- */
-static int walk_map(const struct walker *w, void *target, const char *where,
-		    const struct node *n, const struct field *fields, size_t n_fields)
-{
-	const char *display = where[0] ? where : "the top level";
-	const struct node *first[32] = { 0 };
-
-	assert(n_fields <= ELEMENTSOF(first));
-	if (n->kind != NODE_MAP)
-		return fail(w, n, "%s is %s (expected a mapping)", display, describe(n));
-	assert(n->n_kids % 2 == 0);
-
-	for (size_t i = 0; i < n->n_kids; i += 2) {
-		const struct node *k = n->kids[i], *v = n->kids[i + 1];
-		char label[LABEL_MAX];
-		struct qbuf q;
-		size_t j;
-		int r;
-
-		if (k->kind != NODE_SCALAR)
-			return fail(w, k, "key in %s is %s (expected a scalar key)", display,
-				    describe(k));
-		for (j = 0; j < n_fields; j++)
-			if (streq(k->str, fields[j].key))
-				break;
-		if (j == n_fields) {
-			char keys[256];
-			key_list(keys, sizeof(keys), fields, n_fields);
-			return fail(w, k, "unknown key '%s' in %s (expected one of: %s)",
-				    quote(&q, k->str), display, keys);
-		}
-		if (first[j])
-			return fail(w, k,
-				    "duplicate key '%s' in %s (expected each key once; first at line %u)",
-				    fields[j].key, display, first[j]->line);
-		first[j] = k;
-
-		make_label(label, sizeof(label), where, fields[j].key);
-		r = fields[j].fn(w, target, &fields[j], label, v);
-		if (r < 0)
-			return r;
-	}
-	return 0;
-}
 
 /* ------------------------------------------------------------------------------------------ */
 /* Layers: the default, what a file extends, the file                                         */
@@ -2351,23 +1276,23 @@ static int apply_file(struct parse_ctx *pc, const char *name, const void *buf, s
 		      bool record);
 
 /*
- * The value of the top-level key in root, refusing a second one there (walk_map would, but
+ * The value of the top-level key in root, refusing a second one there (pol_walk_map would, but
  * only after this key has been acted on).
  */
-static int root_key(const struct walker *w, const struct node *root, const char *key,
-		    const struct node **out)
+static int root_key(const struct pol_walker *w, const struct pol_node *root, const char *key,
+		    const struct pol_node **out)
 {
-	const struct node *first = NULL;
+	const struct pol_node *first = NULL;
 
 	*out = NULL;
 	for (size_t i = 0; i + 1 < root->n_kids; i += 2) {
-		const struct node *k = root->kids[i];
-		if (k->kind != NODE_SCALAR || !streq(k->str, key))
+		const struct pol_node *k = root->kids[i];
+		if (k->kind != POL_NODE_SCALAR || !streq(k->str, key))
 			continue;
 		if (first)
-			return fail(w, k,
-				    "duplicate key '%s' in the top level (expected each key once; first at line %u)",
-				    key, first->line);
+			return pol_fail(w, k,
+					"duplicate key '%s' in the top level (expected each key once; first at line %u)",
+					key, first->line);
 		first = k;
 		*out = root->kids[i + 1];
 	}
@@ -2377,42 +1302,42 @@ static int root_key(const struct walker *w, const struct node *root, const char 
 /* Appends " -> " and s (escaped, capped) to buf. */
 static void chain_append(char *buf, size_t size, const char *s)
 {
-	struct qbuf q;
+	struct pol_qbuf q;
 	size_t o = strlen(buf);
 
 	if (o < size)
-		(void)snprintf(buf + o, size - o, "%s%s", o ? " -> " : "", quote(&q, s));
+		(void)snprintf(buf + o, size - o, "%s%s", o ? " -> " : "", pol_quote(&q, s));
 }
 
-static int loader_failed(const struct walker *w, const struct node *v, const char *abs_path,
+static int loader_failed(const struct pol_walker *w, const struct pol_node *v, const char *abs_path,
 			 int err)
 {
 	char buf[128];
 	const char *msg;
-	struct qbuf q, qa;
+	struct pol_qbuf q, qa;
 
 	if (err == -ENOMEM)
-		return walk_enomem(w);
+		return pol_walk_enomem(w);
 	if (err == -E2BIG) {
-		walk_diag(w, v, "extends '%s': '%s' is over %u bytes (expected at most %u bytes)",
-			  quote(&q, v->str), quote(&qa, abs_path), (unsigned)POL_MAX_INPUT_BYTES,
-			  (unsigned)POL_MAX_INPUT_BYTES);
+		pol_walk_diag(w, v, "extends '%s': '%s' is over %u bytes (expected at most %u bytes)",
+			      pol_quote(&q, v->str), pol_quote(&qa, abs_path), (unsigned)POL_MAX_INPUT_BYTES,
+			      (unsigned)POL_MAX_INPUT_BYTES);
 		return -E2BIG;
 	}
 	msg = strerror_r(err < 0 ? -err : EIO, buf, sizeof(buf)); /* the GNU one: no errno juggling */
-	return fail(w, v, "extends '%s': '%s' cannot be read: %s (expected a readable policy file)",
-		    quote(&q, v->str), quote(&qa, abs_path), msg);
+	return pol_fail(w, v, "extends '%s': '%s' cannot be read: %s (expected a readable policy file)",
+			pol_quote(&q, v->str), pol_quote(&qa, abs_path), msg);
 }
 
 /* Follows the extends value v of the file w names: applies that file and what it extends. */
-static int apply_extends(struct parse_ctx *pc, const struct walker *w, const struct node *v)
+static int apply_extends(struct parse_ctx *pc, const struct pol_walker *w, const struct pol_node *v)
 {
 	static const char expected[] = "default or the path of a policy file";
 	_cleanup_free_ char *abs_path = NULL;
 	_cleanup_free_ char *buf = NULL;
 	size_t len = 0;
-	struct qbuf q;
-	int r = want_scalar(w, "extends", v, expected);
+	struct pol_qbuf q;
+	int r = pol_want_scalar(w, "extends", v, expected);
 	if (r < 0)
 		return r;
 
@@ -2420,15 +1345,15 @@ static int apply_extends(struct parse_ctx *pc, const struct walker *w, const str
 	if (streq(v->str, "default"))
 		return 0;
 	if (!pc->load)
-		return fail(w, v,
-			    "extends '%s' names a file, and this policy is parsed without file access (expected default)",
-			    quote(&q, v->str));
+		return pol_fail(w, v,
+				"extends '%s' names a file, and this policy is parsed without file access (expected default)",
+				pol_quote(&q, v->str));
 	if (v->str[0] == '/') {
-		r = check_abs_path(w, "extends", v);
+		r = pol_check_abs_path(w, "extends", v);
 		if (r >= 0)
-			r = dup_string(w, v->str, &abs_path);
+			r = pol_dup_string(w, v->str, &abs_path);
 	} else {
-		r = resolve_relative(w, "extends", v, &abs_path);
+		r = pol_resolve_relative(w, "extends", v, &abs_path);
 	}
 	if (r < 0)
 		return r;
@@ -2440,13 +1365,13 @@ static int apply_extends(struct parse_ctx *pc, const struct walker *w, const str
 		for (size_t j = i; j < pc->depth; j++)
 			chain_append(chain, sizeof(chain), pc->stack[j]);
 		chain_append(chain, sizeof(chain), abs_path);
-		return fail(w, v, "extends cycle: %s (expected a chain of files that ends at default)",
-			    chain);
+		return pol_fail(w, v, "extends cycle: %s (expected a chain of files that ends at default)",
+				chain);
 	}
 	if (pc->depth >= POL_MAX_EXTENDS)
-		return fail(w, v,
-			    "extends '%s' makes a chain of more than %u files (expected at most %u policy files, counting the first)",
-			    quote(&q, v->str), (unsigned)POL_MAX_EXTENDS, (unsigned)POL_MAX_EXTENDS);
+		return pol_fail(w, v,
+				"extends '%s' makes a chain of more than %u files (expected at most %u policy files, counting the first)",
+				pol_quote(&q, v->str), (unsigned)POL_MAX_EXTENDS, (unsigned)POL_MAX_EXTENDS);
 
 	r = pc->load(pc->load_ctx, abs_path, &buf, &len);
 	if (r < 0)
@@ -2480,57 +1405,47 @@ static int strv_append(char ***v, size_t *n, const char *s)
  * A file that changes unsafe but not the binds must not take away a weakening an inherited
  * bind needs. (A file that gives binds had each one checked against its final unsafe.)
  */
-static int check_inherited_binds(const struct walker *w, const struct pol_policy *p,
-				 const struct node *unsafe)
+static int check_inherited_binds(const struct pol_walker *w, const struct pol_policy *p,
+				 const struct pol_node *unsafe)
 {
 	for (size_t i = 0; i < p->n_binds; i++) {
 		const char *detail;
 		enum bind_risk risk = bind_risk(&p->binds[i], p->unsafe, &detail);
-		struct qbuf qs, qd;
+		struct pol_qbuf qs, qd;
 		const char *key;
 
 		if (risk == RISK_NONE)
 			continue;
 		key = pol_unsafe_name(bind_risk_bit(risk));
-		return fail(w, unsafe,
-			    "unsafe leaves out %s, which filesystem.binds[%zu] (src '%s', dst '%s') needs (expected unsafe to name %s while that bind is in effect)",
-			    key, i, quote(&qs, p->binds[i].src), quote(&qd, p->binds[i].dst), key);
+		return pol_fail(w, unsafe,
+				"unsafe leaves out %s, which filesystem.binds[%zu] (src '%s', dst '%s') needs (expected unsafe to name %s while that bind is in effect)",
+				key, i, pol_quote(&qs, p->binds[i].src), pol_quote(&qd, p->binds[i].dst), key);
 	}
 	return 0;
 }
 
 /*
- * Parses buf (the file name) and lays it over pc->p: first what it extends, then its unsafe
- * list, then the rest in document order. record adds name to ->sources once applied. On
- * failure pc->p is half-updated and must be discarded.
+ * Lays the policy document root (a tree of the file name) over pc->p: first what it extends,
+ * then its unsafe list, then the rest in document order. what names the kind of file in
+ * messages ("policy", or "task" for a policy inline in a task file). record adds name to
+ * ->sources once applied. On failure pc->p is half-updated and must be discarded.
  */
-static int apply_file(struct parse_ctx *pc, const char *name, const void *buf, size_t len,
-		      bool record)
+static int apply_root(struct parse_ctx *pc, const char *name, const char *what,
+		      const struct pol_node *root, bool record)
 {
-	struct loader l = {
-		.buf = buf ? buf : (const void *)"",
-		.len = len,
-		.name = name,
-		.diag = pc->diag,
-	};
-	_cleanup_(node_freep) struct node *root = NULL;
 	_cleanup_free_ char *dir = NULL;
-	const struct node *extends, *unsafe;
+	const struct pol_node *extends, *unsafe;
 	int r;
 
-	if (dir_of(name, &dir) < 0) {
-		diag_set(pc->diag, name, 0, 0, "out of memory (expected to parse the policy)");
+	if (pol_dir_of(name, &dir) < 0) {
+		pol_diag_set(pc->diag, name, 0, 0, "out of memory (expected to parse the policy)");
 		return -ENOMEM;
 	}
-	const struct walker w = { .name = name, .dir = dir, .diag = pc->diag };
+	const struct pol_walker w = { .name = name, .dir = dir, .what = what, .diag = pc->diag };
 
-	r = load_document(&l, &root);
-	loader_done(&l);
-	if (r < 0)
-		return r;
-	if (root->kind != NODE_MAP)
-		return fail(&w, root, "document is %s (expected a mapping of policy sections)",
-			    describe(root));
+	if (root->kind != POL_NODE_MAP)
+		return pol_fail(&w, root, "document is %s (expected a mapping of policy sections)",
+				pol_describe(root));
 	r = root_key(&w, root, "extends", &extends);
 	if (r >= 0)
 		r = root_key(&w, root, "unsafe", &unsafe);
@@ -2550,17 +1465,28 @@ static int apply_file(struct parse_ctx *pc, const char *name, const void *buf, s
 		if (r < 0)
 			return r;
 	}
-	r = walk_map(&w, pc->p, "", root, root_fields, ELEMENTSOF(root_fields));
+	r = pol_walk_map(&w, pc->p, "", root, root_fields, ELEMENTSOF(root_fields));
 	if (r < 0)
 		return r;
-	if (unsafe && !map_get(map_get(root, "filesystem"), "binds")) {
+	if (unsafe && !pol_map_get(pol_map_get(root, "filesystem"), "binds")) {
 		r = check_inherited_binds(&w, pc->p, unsafe);
 		if (r < 0)
 			return r;
 	}
 	if (record && strv_append(&pc->p->sources, &pc->p->n_sources, name) < 0)
-		return walk_enomem(&w);
+		return pol_walk_enomem(&w);
 	return 0;
+}
+
+/* Parses buf (the policy file name) and lays it over pc->p, like apply_root. */
+static int apply_file(struct parse_ctx *pc, const char *name, const void *buf, size_t len,
+		      bool record)
+{
+	_cleanup_(pol_node_freep) struct pol_node *root = NULL;
+	int r = pol_yaml_load(name, buf, len, &pol_policy_limits, &root, pc->diag);
+	if (r < 0)
+		return r;
+	return apply_root(pc, name, "policy", root, record);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -2574,18 +1500,18 @@ struct pol_policy *pol_free(struct pol_policy *p)
 	free(p->user_name);
 	free(p->hostname);
 	binds_free(p->binds, p->n_binds);
-	strv_free(p->etc_files, p->n_etc_files);
-	strv_free(p->protect, p->n_protect);
-	strv_free(p->allow_create, p->n_allow_create);
-	strv_free(p->hide, p->n_hide);
-	strv_free(p->caps_keep, p->n_caps_keep);
-	strv_free(p->env_set, p->n_env_set);
-	strv_free(p->env_pass, p->n_env_pass);
+	pol_strv_free(p->etc_files, p->n_etc_files);
+	pol_strv_free(p->protect, p->n_protect);
+	pol_strv_free(p->allow_create, p->n_allow_create);
+	pol_strv_free(p->hide, p->n_hide);
+	pol_strv_free(p->caps_keep, p->n_caps_keep);
+	pol_strv_free(p->env_set, p->n_env_set);
+	pol_strv_free(p->env_pass, p->n_env_pass);
 	free(p->seccomp_profile);
-	strv_free(p->seccomp_allow, p->n_seccomp_allow);
-	strv_free(p->seccomp_deny, p->n_seccomp_deny);
+	pol_strv_free(p->seccomp_allow, p->n_seccomp_allow);
+	pol_strv_free(p->seccomp_deny, p->n_seccomp_deny);
 	rules_free(p->seccomp_rules, p->n_seccomp_rules);
-	strv_free(p->sources, p->n_sources);
+	pol_strv_free(p->sources, p->n_sources);
 	free(p);
 	return NULL;
 }
@@ -2603,33 +1529,20 @@ const char *pol_default_yaml(size_t *out_len)
 }
 
 /*
- * Parses the file path (buf, len bytes, borrowed) over the embedded default, following
- * extends through load. On success stores a new policy that the caller owns in *out and
- * returns 0. On failure returns -EINVAL, -E2BIG or -ENOMEM, fills *reterr when it is not
- * NULL, and leaves *out untouched. See policy.h.
+ * The layers for the file name: the embedded default, then either buf (len bytes) or, when
+ * root is not NULL, the tree root. Stores the policy in *out on success.
  */
-int pol_parse_file(const char *path, const void *buf, size_t len, pol_loader load, void *ctx,
-		   struct pol_policy **out, struct pol_diag *reterr)
+static int parse_layers(const char *name, const char *what, const void *buf, size_t len,
+			const struct pol_node *root, pol_loader load, void *ctx,
+			struct pol_policy **out, struct pol_diag *reterr)
 {
 	_cleanup_(pol_freep) struct pol_policy *p = NULL;
-	const char *name = path ? path : "<input>";
 	struct parse_ctx pc = { .diag = reterr };
 	int r;
 
-	assert(out);
-	if (len > POL_MAX_INPUT_BYTES) {
-		diag_set(reterr, name, 0, 0, "input is %zu bytes (expected at most %u bytes)", len,
-			 (unsigned)POL_MAX_INPUT_BYTES);
-		return -E2BIG;
-	}
-	if (!buf && len > 0) {
-		diag_set(reterr, name, 0, 0, "no input buffer (expected bytes)");
-		return -EINVAL;
-	}
-
 	p = calloc(1, sizeof(*p));
 	if (!p) {
-		diag_set(reterr, name, 0, 0, "out of memory (expected to parse the policy)");
+		pol_diag_set(reterr, name, 0, 0, "out of memory (expected to parse the policy)");
 		return -ENOMEM;
 	}
 	pc.p = p;
@@ -2641,12 +1554,57 @@ int pol_parse_file(const char *path, const void *buf, size_t len, pol_loader loa
 	pc.load = load;
 	pc.load_ctx = ctx;
 	/* The default handed in as a file (warden policy show default) is one layer, not two. */
-	r = apply_file(&pc, name, buf, len, !streq(name, DEFAULT_NAME));
+	if (root)
+		r = apply_root(&pc, name, what, root, !streq(name, DEFAULT_NAME));
+	else
+		r = apply_file(&pc, name, buf, len, !streq(name, DEFAULT_NAME));
 	if (r < 0)
 		return r;
 
 	*out = TAKE_PTR(p);
 	return 0;
+}
+
+/*
+ * Parses the file path (buf, len bytes, borrowed) over the embedded default, following
+ * extends through load. On success stores a new policy that the caller owns in *out and
+ * returns 0. On failure returns -EINVAL, -E2BIG or -ENOMEM, fills *reterr when it is not
+ * NULL, and leaves *out untouched. See policy.h.
+ */
+int pol_parse_file(const char *path, const void *buf, size_t len, pol_loader load, void *ctx,
+		   struct pol_policy **out, struct pol_diag *reterr)
+{
+	const char *name = path ? path : "<input>";
+
+	assert(out);
+	if (len > POL_MAX_INPUT_BYTES) {
+		pol_diag_set(reterr, name, 0, 0, "input is %zu bytes (expected at most %u bytes)", len,
+			     (unsigned)POL_MAX_INPUT_BYTES);
+		return -E2BIG;
+	}
+	if (!buf && len > 0) {
+		pol_diag_set(reterr, name, 0, 0, "no input buffer (expected bytes)");
+		return -EINVAL;
+	}
+	return parse_layers(name, "policy", buf, len, NULL, load, ctx, out, reterr);
+}
+
+/*
+ * pol_parse_file for a policy mapping inside another document (a task file): root is
+ * borrowed; its nodes keep name's lines and columns. See yaml-util.h.
+ */
+int pol_parse_tree(const char *name, const char *what, const struct pol_node *root,
+		   pol_loader load, void *ctx, struct pol_policy **out, struct pol_diag *reterr)
+{
+	int r;
+
+	assert(root && out);
+	if (!name)
+		name = "<input>";
+	r = pol_yaml_check_bounds(name, root, &pol_policy_limits, reterr);
+	if (r < 0)
+		return r;
+	return parse_layers(name, what ? what : "policy", NULL, 0, root, load, ctx, out, reterr);
 }
 
 /* pol_parse_file without a loader. See policy.h. */

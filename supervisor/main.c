@@ -37,6 +37,7 @@ static const char usage_main[] =
 	"  policy seccomp [FILE]            print the compiled seccomp filter (PFC)\n"
 	"  audit [--policy FILE] [--json]   prove each guarantee with kernel evidence\n"
 	"  doctor [--json]                  check that this host can isolate\n"
+	"  check [--json] TASK              validate an evaluation task (docs/eval.md)\n"
 	"\n"
 	"Options:\n"
 	"  -h, --help      show this help (also: warden COMMAND --help)\n"
@@ -278,6 +279,8 @@ int main(int argc, char **argv)
 		return sup_cmd_doctor(argc - 1, argv + 1);
 	if (strcmp(cmd, "audit") == 0)
 		return sup_cmd_audit(argc - 1, argv + 1);
+	if (strcmp(cmd, "check") == 0)
+		return sup_cmd_check(argc - 1, argv + 1);
 	log_error("unknown command '%s' (see 'warden --help')", cmd);
 	return SUP_EXIT_SETUP;
 }

@@ -9,6 +9,7 @@
 
 #include "cleanup.h"
 #include "supervisor.h"
+#include "task.h"
 
 static int read_bounded(int fd, size_t max, char **out, size_t *out_len)
 {
@@ -97,4 +98,28 @@ int sup_check_host_paths(const struct pol_policy *pol, char *why, size_t why_len
 		return r;
 	}
 	return 0;
+}
+
+int sup_load_task(const char *path, struct pol_task **out, struct pol_diag *diag)
+{
+	memset(diag, 0, sizeof(*diag));
+	_cleanup_free_ char *text = NULL;
+	size_t len = 0;
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	int r = read_bounded(fd, TASK_MAX_INPUT_BYTES, &text, &len);
+	if (r == -E2BIG) {
+		(void)snprintf(diag->file, sizeof(diag->file), "%s", path);
+		(void)snprintf(diag->message, sizeof(diag->message),
+			       "task file is larger than %u bytes (expected a smaller file)",
+			       (unsigned)TASK_MAX_INPUT_BYTES);
+		return r;
+	}
+	if (r < 0)
+		return r;
+	_cleanup_free_ char *abs = realpath(path, NULL);
+	if (!abs)
+		return -errno;
+	return pol_task_parse(abs, text, len, load_extended, NULL, out, diag);
 }

@@ -33,6 +33,16 @@ bool sup_decide_privileged(bool init_userns);
  */
 int sup_check_host_paths(const struct pol_policy *pol, char *why, size_t why_len);
 
+struct pol_task;
+
+/*
+ * Loads an evaluation task file (bounded read; its policy file and what that extends go
+ * through the same loader). Returns 0 with *out set; -EINVAL or -E2BIG with *diag filled for
+ * a bad task; another -errno for an unreadable file.
+ */
+int sup_load_task(const char *path, struct pol_task **out, struct pol_diag *diag);
+
 int sup_cmd_run(int argc, char **argv);
+int sup_cmd_check(int argc, char **argv);
 int sup_cmd_doctor(int argc, char **argv);
 int sup_cmd_policy(int argc, char **argv);

@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `warden check [--json] TASK.yaml`: validates an evaluation task without running anything.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+#include "log.h"
+#include "policy.h"
+#include "sbx-seccomp.h"
+#include "supervisor.h"
+#include "task.h"
+
+DEFINE_CLEANUP(struct pol_task *, pol_task_free)
+
+static const char usage[] =
+	"Usage: warden check [--json] TASK.yaml\n"
+	"\n"
+	"Validates an evaluation task (docs/eval.md) without running anything: the file's\n"
+	"syntax and schema, its policy (inline or a file, with everything it extends), the\n"
+	"policy's seccomp filter and bind sources, and that the template and reference folders\n"
+	"exist. Prints the normalised task as JSON with --json, else one line.\n"
+	"\n"
+	"Exit status: 0 valid; 2 invalid (FILE:LINE:COLUMN: message on stderr) or bad usage;\n"
+	"1 another failure.\n";
+
+/* A folder a task names must exist and be a directory (not a symlink). */
+static int check_folder(const char *what, const char *path, char *why, size_t why_len)
+{
+	struct stat st;
+	if (!path)
+		return 0;
+	if (lstat(path, &st) < 0) {
+		int r = -errno;
+		(void)snprintf(why, why_len, "%s folder '%s': %s", what, path, strerror(-r));
+		return r;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		(void)snprintf(why, why_len, "%s folder '%s' is not a directory", what, path);
+		return -ENOTDIR;
+	}
+	return 0;
+}
+
+int sup_cmd_check(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	bool json = false;
+	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			json = true;
+			break;
+		case 'h':
+			(void)fputs(usage, stdout);
+			return 0;
+		default:
+			(void)fputs(usage, stderr);
+			return 2;
+		}
+	}
+	if (optind + 1 != argc) {
+		(void)fputs(usage, stderr);
+		return 2;
+	}
+	const char *file = argv[optind];
+	struct pol_diag diag;
+	_cleanup_(pol_task_freep) struct pol_task *task = NULL;
+	int r = sup_load_task(file, &task, &diag);
+	if (r == -EINVAL || r == -E2BIG) {
+		(void)fprintf(stderr, "%s:%u:%u: %s\n", diag.file, diag.line, diag.column,
+			      diag.message);
+		return 2;
+	}
+	if (r < 0) {
+		log_errno(r, "read task '%s'", file);
+		return r == -ENOENT ? 2 : 1;
+	}
+
+	char why[600];
+	r = sup_check_host_paths(task->policy, why, sizeof(why));
+	if (r >= 0)
+		r = check_folder("workspace template", task->workspace_template, why, sizeof(why));
+	if (r >= 0)
+		r = check_folder("reference", task->reference, why, sizeof(why));
+	if (r < 0) {
+		(void)fprintf(stderr, "%s: %s\n", file, why);
+		return 2;
+	}
+	struct sbx_seccomp_prog prog = { 0 };
+	r = sbx_seccomp_build(task->policy, &prog);
+	sbx_seccomp_prog_done(&prog);
+	if (r < 0) {
+		(void)fprintf(stderr, "%s: the policy's seccomp filter: %s\n", file,
+			      r == -EINVAL && *sbx_seccomp_last_error() ? sbx_seccomp_last_error()
+								       : strerror(-r));
+		return 2;
+	}
+
+	if (json) {
+		_cleanup_free_ char *out = NULL;
+		r = pol_task_to_json(task, &out);
+		if (r < 0) {
+			log_errno(r, "print the task");
+			return 1;
+		}
+		(void)puts(out);
+	} else {
+		(void)printf("%s: task '%s' is valid: %zu setup step(s), %zu criteria, %zu "
+			     "teardown step(s)\n",
+			     file, task->task_id, task->n_setup, task->n_criteria, task->n_teardown);
+	}
+	return 0;
+}
