@@ -898,13 +898,15 @@ static void test_precompiled_default_matches(void **state)
 	sbx_seccomp_prog_done(&fast);
 	/* ...and compiles anew for anything that changes the key. */
 	char *deny[] = { (char *)"read", NULL };
+	char **saved = pol->seccomp_deny;
+	size_t n_saved = pol->n_seccomp_deny;
 	pol->seccomp_deny = deny;
 	pol->n_seccomp_deny = 1;
 	assert_int_equal(sbx_seccomp_build_fast(pol, &sbx_seccomp_default_pre, &fast), 0);
 	assert_int_equal(verdict(&fast, __NR_read, 0, 0), ACT_ERRNO(EPERM));
 	assert_int_equal(verdict(&now, __NR_read, 0, 0), ACT_ALLOW);
-	pol->seccomp_deny = NULL;
-	pol->n_seccomp_deny = 0;
+	pol->seccomp_deny = saved;
+	pol->n_seccomp_deny = n_saved;
 	sbx_seccomp_prog_done(&fast);
 	sbx_seccomp_prog_done(&now);
 	pol_free(pol);
