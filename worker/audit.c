@@ -82,8 +82,12 @@ static void list_dir(struct outcome *o, const char *path, bool skip_own_fd)
 	while ((de = readdir(d))) {
 		if (de->d_name[0] == '.')
 			continue;
-		if (skip_own_fd && atoi(de->d_name) == dirfd(d))
-			continue;
+		if (skip_own_fd) {
+			char *end;
+			long fd = strtol(de->d_name, &end, 10);
+			if (!*end && fd == dirfd(d))
+				continue;
+		}
 		append(o, de->d_name, strlen(de->d_name));
 	}
 	(void)closedir(d);

@@ -99,7 +99,8 @@ static int receive_key(struct session *s)
 	while (n < 0 && errno == EINTR);
 	if (n < 0)
 		return -errno;
-	if (n != WIRE_KEY_PACKET_LEN || memcmp(pkt, WIRE_KEY_MAGIC, 4) != 0)
+	/* The magic is public; the constant-time compare is only for uniformity. */
+	if (n != WIRE_KEY_PACKET_LEN || !wire_equal_ct(pkt, WIRE_KEY_MAGIC, 4))
 		return -EBADMSG;
 	s->mac = wire_mac_new(pkt + 4);
 	explicit_bzero(pkt, sizeof(pkt));
