@@ -351,17 +351,12 @@ static int fld_bind_dst(const struct pol_walker *w, void *target, const struct p
 static int fld_bind_mode(const struct pol_walker *w, void *target, const struct pol_field *f,
 			 const char *label, const struct pol_node *v)
 {
-	struct pol_qbuf q;
-	int r = pol_want_scalar(w, label, v, "ro or rw");
+	static const char *const names[] = { [POL_BIND_RO] = "ro", [POL_BIND_RW] = "rw" };
+	size_t i;
+	int r = pol_want_word(w, label, v, names, ELEMENTSOF(names), "bind mode", "ro or rw", &i);
 	if (r < 0)
 		return r;
-	if (streq(v->str, "ro"))
-		*POL_FIELD_PTR(target, f->off, enum pol_bind_mode) = POL_BIND_RO;
-	else if (streq(v->str, "rw"))
-		*POL_FIELD_PTR(target, f->off, enum pol_bind_mode) = POL_BIND_RW;
-	else
-		return pol_fail(w, v, "%s '%s' is not a bind mode (expected ro or rw)", label,
-				pol_quote(&q, v->str));
+	*POL_FIELD_PTR(target, f->off, enum pol_bind_mode) = (enum pol_bind_mode)i;
 	return 0;
 }
 
@@ -817,14 +812,12 @@ static int fld_capabilities(const struct pol_walker *w, void *target, const stru
 static int fld_network(const struct pol_walker *w, void *target, const struct pol_field *f,
 		       const char *label, const struct pol_node *v)
 {
-	struct pol_qbuf q;
-	int r = pol_want_scalar(w, label, v, "none");
+	static const char *const names[] = { [POL_NET_NONE] = "none" };
+	size_t i;
+	int r = pol_want_word(w, label, v, names, ELEMENTSOF(names), "network mode", "none", &i);
 	if (r < 0)
 		return r;
-	if (!streq(v->str, "none"))
-		return pol_fail(w, v, "%s '%s' is not a network mode (expected none)", label,
-				pol_quote(&q, v->str));
-	*POL_FIELD_PTR(target, f->off, enum pol_network) = POL_NET_NONE;
+	*POL_FIELD_PTR(target, f->off, enum pol_network) = (enum pol_network)i;
 	return 0;
 }
 
@@ -845,30 +838,26 @@ static int fld_env(const struct pol_walker *w, void *target, const struct pol_fi
 static int fld_seccomp_default(const struct pol_walker *w, void *target, const struct pol_field *f,
 			       const char *label, const struct pol_node *v)
 {
-	struct pol_qbuf q;
-	int r = pol_want_scalar(w, label, v, "errno or kill");
+	static const char *const names[] = { [POL_SECCOMP_ERRNO] = "errno",
+					     [POL_SECCOMP_KILL] = "kill" };
+	size_t i;
+	int r = pol_want_word(w, label, v, names, ELEMENTSOF(names), "seccomp action",
+			      "errno or kill", &i);
 	if (r < 0)
 		return r;
-	if (streq(v->str, "errno"))
-		*POL_FIELD_PTR(target, f->off, enum pol_seccomp_action) = POL_SECCOMP_ERRNO;
-	else if (streq(v->str, "kill"))
-		*POL_FIELD_PTR(target, f->off, enum pol_seccomp_action) = POL_SECCOMP_KILL;
-	else
-		return pol_fail(w, v, "%s '%s' is not a seccomp action (expected errno or kill)", label,
-				pol_quote(&q, v->str));
+	*POL_FIELD_PTR(target, f->off, enum pol_seccomp_action) = (enum pol_seccomp_action)i;
 	return 0;
 }
 
 static int fld_seccomp_profile(const struct pol_walker *w, void *target, const struct pol_field *f,
 			       const char *label, const struct pol_node *v)
 {
-	struct pol_qbuf q;
-	int r = pol_want_scalar(w, label, v, "default");
+	static const char *const names[] = { "default" };
+	size_t i;
+	int r = pol_want_word(w, label, v, names, ELEMENTSOF(names), "seccomp profile", "default",
+			      &i);
 	if (r < 0)
 		return r;
-	if (!streq(v->str, "default"))
-		return pol_fail(w, v, "%s '%s' is not a seccomp profile (expected default)", label,
-				pol_quote(&q, v->str));
 	return pol_replace_string(w, target, f->off, v->str);
 }
 
@@ -887,18 +876,16 @@ static const struct {
 static int fld_cmp_op(const struct pol_walker *w, void *target, const struct pol_field *f,
 		      const char *label, const struct pol_node *v)
 {
-	struct pol_qbuf q;
-	int r = pol_want_scalar(w, label, v, CMP_OPS_EXPECTED);
+	const char *names[ELEMENTSOF(cmp_ops)];
+	for (size_t k = 0; k < ELEMENTSOF(cmp_ops); k++)
+		names[k] = cmp_ops[k].name;
+	size_t i;
+	int r = pol_want_word(w, label, v, names, ELEMENTSOF(names), "comparison", CMP_OPS_EXPECTED,
+			      &i);
 	if (r < 0)
 		return r;
-	for (size_t i = 0; i < ELEMENTSOF(cmp_ops); i++) {
-		if (streq(v->str, cmp_ops[i].name)) {
-			*POL_FIELD_PTR(target, f->off, enum pol_cmp_op) = cmp_ops[i].op;
-			return 0;
-		}
-	}
-	return pol_fail(w, v, "%s '%s' is not a comparison (expected %s)", label, pol_quote(&q, v->str),
-			CMP_OPS_EXPECTED);
+	*POL_FIELD_PTR(target, f->off, enum pol_cmp_op) = cmp_ops[i].op;
+	return 0;
 }
 
 static int hex_digit(char c)
@@ -1047,17 +1034,13 @@ static int fld_rule_syscall(const struct pol_walker *w, void *target, const stru
 static int fld_rule_action(const struct pol_walker *w, void *target, const struct pol_field *f,
 			   const char *label, const struct pol_node *v)
 {
-	struct pol_qbuf q;
-	int r = pol_want_scalar(w, label, v, "allow or deny");
+	static const char *const names[] = { "deny", "allow" }; /* index 1 = allow */
+	size_t i;
+	int r = pol_want_word(w, label, v, names, ELEMENTSOF(names), "rule action", "allow or deny",
+			      &i);
 	if (r < 0)
 		return r;
-	if (streq(v->str, "allow"))
-		*POL_FIELD_PTR(target, f->off, bool) = true;
-	else if (streq(v->str, "deny"))
-		*POL_FIELD_PTR(target, f->off, bool) = false;
-	else
-		return pol_fail(w, v, "%s '%s' is not a rule action (expected allow or deny)", label,
-				pol_quote(&q, v->str));
+	*POL_FIELD_PTR(target, f->off, bool) = i == 1;
 	return 0;
 }
 

@@ -1166,3 +1166,21 @@ int pol_walk_map(const struct pol_walker *w, void *target, const char *where,
 	return 0;
 }
 
+
+int pol_want_word(const struct pol_walker *w, const char *label, const struct pol_node *v,
+		  const char *const *names, size_t n, const char *noun, const char *expected,
+		  size_t *out)
+{
+	int r = pol_want_scalar(w, label, v, expected);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(v->str, names[i]) == 0) {
+			*out = i;
+			return 0;
+		}
+	}
+	struct pol_qbuf q;
+	return pol_fail(w, v, "%s '%s' is not a %s (expected %s)", label, pol_quote(&q, v->str), noun,
+			expected);
+}

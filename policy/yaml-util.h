@@ -142,6 +142,14 @@ int pol_want_plain(const struct pol_walker *w, const char *label, const struct p
 		   const char *expected);
 int pol_want_seq(const struct pol_walker *w, const char *label, const struct pol_node *v);
 
+/*
+ * A scalar that must be one of the n words in names: stores its index in *out and returns 0;
+ * otherwise fails at v with "<label> '<value>' is not a <noun> (expected <expected>)".
+ */
+int pol_want_word(const struct pol_walker *w, const char *label, const struct pol_node *v,
+		  const char *const *names, size_t n, const char *noun, const char *expected,
+		  size_t *out);
+
 /* Stores a copy of s in *out; returns 0 or pol_walk_enomem(). */
 int pol_dup_string(const struct pol_walker *w, const char *s, char **out);
 
