@@ -37,6 +37,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "fuzz-files.h"
 #include "policy.h"
 #include "task.h"
 
@@ -49,14 +50,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 	} while (0)
 
 #define TASK_FILE "/f/task.yaml"
-#define SPLIT "\n#%file\n"
-#define MAX_PIECES 8
 
 /* Files the loader always serves, besides the pieces of the input. */
-static const struct {
-	const char *path;
-	const char *text;
-} fixed_files[] = {
+static const struct fuzz_file fixed_files[] = {
 	{ "/f/p.yaml", "hostname: fuzz\nlimits: {memory: 1G, wall: 10m}\n" },
 	{ "/f/ext.yaml", "extends: p.yaml\nenv: {pass: [HOME]}\n" },
 	{ "/f/bad.yaml", "limits:\n  memroy: 1G\n" },
@@ -65,58 +61,10 @@ static const struct {
 	{ "/f/sub/q.yaml", "extends: /f/p.yaml\nnamespaces: {net: false}\n" },
 };
 
-struct piece {
-	const uint8_t *p;
-	size_t len;
-};
-
-struct pieces {
-	struct piece v[MAX_PIECES];
-	size_t n;
-};
-
-static void split_input(const uint8_t *data, size_t size, struct pieces *out)
-{
-	size_t k = strlen(SPLIT), start = 0;
-
-	out->n = 0;
-	for (size_t i = 0; i + k <= size && out->n + 1 < MAX_PIECES; i++) {
-		if (memcmp(data + i, SPLIT, k))
-			continue;
-		out->v[out->n++] = (struct piece){ data + start, i - start };
-		start = i + k;
-		i = start - 1;
-	}
-	out->v[out->n++] = (struct piece){ data + start, size - start };
-}
-
-static int serve(const void *src, size_t len, char **out_buf, size_t *out_len)
-{
-	char *b = malloc(len ? len : 1);
-	if (!b)
-		return -ENOMEM;
-	if (len)
-		memcpy(b, src, len);
-	*out_buf = b;
-	*out_len = len;
-	return 0;
-}
-
 static int fuzz_load(void *ctx, const char *abs_path, char **out_buf, size_t *out_len)
 {
-	const struct pieces *pcs = ctx;
-	unsigned n;
-	int end = 0;
-
-	CHECK(abs_path && abs_path[0] == '/' && strlen(abs_path) < PATH_MAX);
-	for (size_t i = 0; i < sizeof(fixed_files) / sizeof(fixed_files[0]); i++)
-		if (!strcmp(abs_path, fixed_files[i].path))
-			return serve(fixed_files[i].text, strlen(fixed_files[i].text), out_buf,
-				     out_len);
-	if (sscanf(abs_path, "/f/in%u.yaml%n", &n, &end) == 1 && abs_path[end] == '\0' &&
-	    n >= 1 && n < pcs->n)
-		return serve(pcs->v[n].p, pcs->v[n].len, out_buf, out_len);
-	return -ENOENT;
+	return fuzz_files_load(fixed_files, sizeof(fixed_files) / sizeof(fixed_files[0]), ctx,
+			       abs_path, out_buf, out_len);
 }
 
 /* A normalised path: relative (no leading /) or, with abs, absolute. */
@@ -387,7 +335,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct pol_task *const untouched = (struct pol_task *)(uintptr_t)1;
 	struct pol_task *t = untouched;
-	struct pieces pcs;
+	struct fuzz_pieces pcs;
 	struct pol_diag d;
 	int r;
 
@@ -408,7 +356,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 
 	/* The first piece as the task file, the others (and the fixed set) through the loader. */
-	split_input(data, size, &pcs);
+	fuzz_split_input(data, size, &pcs);
 	t = untouched;
 	memset(&d, 0, sizeof(d));
 	r = pol_task_parse(TASK_FILE, pcs.v[0].p, pcs.v[0].len, fuzz_load, &pcs, &t, &d);
