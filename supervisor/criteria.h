@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * criteria: what one evaluation criterion comes to (docs/eval.md, "Grading").
+ *
+ * The static checks (file_exists, file_absent, file_contains, file_matches, json_equals) read
+ * the workspace from the supervisor, relative to an fd of the workspace, with
+ * openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS): a path that escapes or crosses a symlink
+ * scores 0 with the reason, only regular files are read (a FIFO or a device planted in the
+ * workspace never blocks or triggers anything), and no more than SUP_CRIT_MAX_FILE bytes.
+ * The workspace is untrusted input: whatever the agent left there.
+ *
+ * A command criterion runs in a sandbox (supervisor/eval.c); this module only judges its
+ * outcome against the criterion (exit code, stdout check).
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "task.h"
+
+/* The most a static criterion reads of one file; a larger file scores 0 with the reason. */
+#define SUP_CRIT_MAX_FILE (16u * 1024u * 1024u)
+
+/* What one criterion came to. */
+struct sup_crit_result {
+	bool evaluated;        /* false: it could not be judged (error, or never run) */
+	bool error;            /* a configuration error (an invalid pattern): the run is ERROR */
+	uint32_t score_milli;  /* 0..1000; every check is pass/fail today: 0 or 1000 */
+	bool passed;           /* score_milli >= the criterion's pass_threshold_milli */
+	char details[512];     /* one line, printable: what was found, or why it scored 0 */
+};
+
+/*
+ * Judges a static criterion (every check but command) against the workspace (workspace_fd
+ * borrowed: an O_PATH or O_RDONLY directory fd). Always fills *out; never fails: a file that
+ * is missing, escapes, is a symlink, is not a regular file or is too large is a score of 0
+ * with the reason in details; a pattern that does not compile is error = true, evaluated =
+ * false. Calling it with a command criterion is error = true.
+ */
+void sup_crit_eval_static(int workspace_fd, const struct pol_task_criterion *c,
+			  struct sup_crit_result *out);
+
+/* How a command criterion's sandbox ended, as the runner saw it. */
+struct sup_crit_outcome {
+	bool started;          /* false: the sandbox could not be built (error says why) */
+	bool timed_out;        /* killed at the criterion's timeout */
+	bool signaled;         /* ended by signal `signal` */
+	int signal;
+	int exit_code;         /* when neither timed out nor signaled: 0..255 */
+	const char *out;       /* the captured stdout (borrowed; not NUL-terminated) */
+	size_t out_len;
+	bool out_truncated;    /* stdout was longer than the capture */
+	const char *error;     /* when !started: why (borrowed), else NULL */
+};
+
+/*
+ * Judges a command criterion from its outcome: it passes when the command exited with
+ * expect_exit and its stdout passes the stdout check (exact, contains, regex; a truncated
+ * stdout never passes `exact`). A sandbox that could not be built, or a stdout regex that
+ * does not compile, is error = true. Always fills *out.
+ */
+void sup_crit_judge_command(const struct pol_task_criterion *c, const struct sup_crit_outcome *o,
+			    struct sup_crit_result *out);
