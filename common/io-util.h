@@ -43,6 +43,24 @@ static inline int io_read_fd(int fd, char *buf, size_t cap)
 	return got > (size_t)0x7fffffff ? -EFBIG : (int)got;
 }
 
+/* Writes all of buf to fd (borrowed), retrying on EINTR. Returns 0 or -errno. */
+static inline int io_write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+	while (len) {
+		ssize_t n = write(fd, p, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -EIO;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
 /* io_read_fd of dfd/path, opened read-only without following a final symlink. */
 static inline int io_read_at(int dfd, const char *path, char *buf, size_t cap)
 {

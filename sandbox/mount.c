@@ -539,6 +539,86 @@ static int hide_paths(int root, const struct sbx_config *cfg, char *step, size_t
 	return 0;
 }
 
+/*
+ * The reference folder of an evaluation: a directory (never a symlink, and never followed
+ * to one), bound read-only with everything below it.
+ */
+static int capture_reference(const char *path)
+{
+	_cleanup_close_ int fd = open(path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	int tree = clone_tree(fd, "", true);
+	if (tree < 0)
+		return tree;
+	int r = set_attr(tree, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, true);
+	if (r < 0) {
+		(void)close(tree);
+		return r;
+	}
+	return tree;
+}
+
+/*
+ * Puts an overlay over the workspace already attached at root/workspace: that tree is the
+ * only lower layer, and the upper and work folders live on a fresh tmpfs. Writes land in the
+ * tmpfs and vanish with the sandbox; the workspace itself is never written. The tmpfs is
+ * mounted below the staging root only long enough for the overlay to take its own
+ * references to it, then detached and its mount point removed.
+ */
+#define OVERLAY_SCRATCH ".warden-overlay"
+static int overlay_workspace(int root, const struct sbx_config *cfg, char *step, size_t step_len)
+{
+	char size[32];
+	(void)snprintf(size, sizeof(size), "%llu", (unsigned long long)cfg->pol->tmp_bytes);
+	const char *opts[] = { "size", size, "mode", "0755", NULL };
+	int r = mount_new_fs(root, OVERLAY_SCRATCH, "tmpfs", opts,
+			     MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+	if (r < 0)
+		return set_step(step, step_len, r, "mount the overlay's tmpfs", NULL);
+	/* The merged root takes its owner and mode from the upper folder: copy the lower's. */
+	struct stat ws;
+	if (fstatat(root, "workspace", &ws, AT_SYMLINK_NOFOLLOW) < 0)
+		r = -errno;
+	else if (mkdirat(root, OVERLAY_SCRATCH "/upper", ws.st_mode & 07777) < 0 ||
+		 mkdirat(root, OVERLAY_SCRATCH "/work", 0700) < 0)
+		r = -errno;
+	else if (fchmodat(root, OVERLAY_SCRATCH "/upper", ws.st_mode & 07777, 0) < 0)
+		r = -errno;
+	if (r < 0)
+		return set_step(step, step_len, r, "prepare the overlay's folders", NULL);
+
+	_cleanup_close_ int fs = fsopen("overlay", FSOPEN_CLOEXEC);
+	if (fs < 0)
+		return set_step(step, step_len, -errno, "open an overlay filesystem", NULL);
+	const char *const conf[] = {
+		"lowerdir", SBX_STAGING "/workspace",
+		"upperdir", SBX_STAGING "/" OVERLAY_SCRATCH "/upper",
+		"workdir", SBX_STAGING "/" OVERLAY_SCRATCH "/work",
+		NULL,
+	};
+	for (size_t i = 0; conf[i] && r >= 0; i += 2)
+		if (fsconfig(fs, FSCONFIG_SET_STRING, conf[i], conf[i + 1], 0) < 0)
+			r = -errno;
+	/* In a user namespace trusted.* xattrs are out of reach; the user.* ones are ours. */
+	if (r >= 0 && fsconfig(fs, FSCONFIG_SET_FLAG, "userxattr", NULL, 0) < 0)
+		r = -errno;
+	if (r >= 0 && fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+		r = -errno;
+	if (r < 0)
+		return set_step(step, step_len, r, "create the workspace overlay", NULL);
+	_cleanup_close_ int mnt = fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+	if (mnt < 0)
+		return set_step(step, step_len, -errno, "mount the workspace overlay", NULL);
+	r = attach(mnt, root, "workspace");
+	if (r < 0)
+		return set_step(step, step_len, r, "attach the workspace overlay", NULL);
+	if (umount2(SBX_STAGING "/" OVERLAY_SCRATCH, MNT_DETACH) < 0 ||
+	    unlinkat(root, OVERLAY_SCRATCH, AT_REMOVEDIR) < 0)
+		return set_step(step, step_len, -errno, "detach the overlay's tmpfs", NULL);
+	return 0;
+}
+
 static void captures_done(struct capture *caps, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
@@ -556,8 +636,9 @@ static struct {
 	char **etc_dsts;
 	size_t n_etc;
 	int ws_tree;
+	int ref_tree;
 	bool done;
-} captured = { .ws_tree = -1 };
+} captured = { .ws_tree = -1, .ref_tree = -1 };
 
 static void captured_done(void)
 {
@@ -567,10 +648,12 @@ static void captured_done(void)
 	free(captured.etc_dsts);
 	if (captured.ws_tree >= 0)
 		(void)close(captured.ws_tree);
+	if (captured.ref_tree >= 0)
+		(void)close(captured.ref_tree);
 	captured.caps = NULL;
 	captured.etc_dsts = NULL;
 	captured.used = captured.n_etc = 0;
-	captured.ws_tree = -1;
+	captured.ws_tree = captured.ref_tree = -1;
 }
 
 int sbx_mount_capture(const struct sbx_config *cfg, char *step, size_t step_len)
@@ -637,6 +720,12 @@ int sbx_mount_capture(const struct sbx_config *cfg, char *step, size_t step_len)
 		if (r < 0)
 			(void)set_step(step, step_len, r, "capture the workspace", NULL);
 	}
+	if (r >= 0 && cfg->reference_path) {
+		captured.ref_tree = capture_reference(cfg->reference_path);
+		r = captured.ref_tree < 0 ? captured.ref_tree : 0;
+		if (r < 0)
+			(void)set_step(step, step_len, r, "capture the reference", cfg->reference_path);
+	}
 	if (r < 0) {
 		captured_done();
 		return r;
@@ -654,6 +743,7 @@ int sbx_mount_setup(const struct sbx_config *cfg, char *step, size_t step_len)
 		return set_step(step, step_len, -EINVAL, "mount setup before capture", NULL);
 	struct capture *caps = captured.caps;
 	_cleanup_close_ int ws_tree = TAKE_FD(captured.ws_tree);
+	_cleanup_close_ int ref_tree = TAKE_FD(captured.ref_tree);
 
 	/* The new root: a small tmpfs, made read-only once everything is in place. */
 	_cleanup_close_ int root = -1;
@@ -681,6 +771,18 @@ int sbx_mount_setup(const struct sbx_config *cfg, char *step, size_t step_len)
 		r = attach(ws_tree, root, "workspace");
 	if (r < 0)
 		return set_step(step, step_len, r, "attach the workspace", NULL);
+	if (cfg->workspace_overlay) {
+		r = overlay_workspace(root, cfg, step, step_len);
+		if (r < 0)
+			return r;
+	}
+	if (ref_tree >= 0) {
+		r = mkdir_p(root, SBX_REFERENCE + 1);
+		if (r >= 0)
+			r = attach(ref_tree, root, SBX_REFERENCE + 1);
+		if (r < 0)
+			return set_step(step, step_len, r, "attach the reference at", SBX_REFERENCE);
+	}
 	r = protect_workspace(root, cfg, step, step_len);
 	if (r < 0)
 		return r;

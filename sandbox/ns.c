@@ -230,6 +230,35 @@ static int move_fd(int fd, int target)
 	return 0;
 }
 
+/*
+ * The channel to fd 3 and, where the supervisor gave them, the standard streams to 0, 1 and
+ * 2. Each source is first copied above every target, so that no move can overwrite a source
+ * still waiting for its turn, whatever numbers the sources had.
+ */
+static int place_fds(const struct sbx_config *cfg)
+{
+	int src[4] = { cfg->stdio_fds[0], cfg->stdio_fds[1], cfg->stdio_fds[2], cfg->channel_fd };
+	bool any_stdio = src[0] >= 0 || src[1] >= 0 || src[2] >= 0;
+	if (!any_stdio)
+		return move_fd(cfg->channel_fd, SBX_CHANNEL_FD);
+	int high[4] = { -1, -1, -1, -1 };
+	for (int i = 0; i < 4; i++) {
+		if (src[i] < 0)
+			continue;
+		high[i] = fcntl(src[i], F_DUPFD_CLOEXEC, SBX_CHANNEL_FD + 1);
+		if (high[i] < 0)
+			return -errno;
+	}
+	for (int i = 0; i < 4; i++) {
+		if (high[i] < 0)
+			continue;
+		int r = move_fd(high[i], i < 3 ? i : SBX_CHANNEL_FD);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
 _Noreturn void sbx_child_main(const struct sbx_config *cfg)
 {
 	char step[120] = "";
@@ -279,9 +308,9 @@ _Noreturn void sbx_child_main(const struct sbx_config *cfg)
 		child_fail(sync_fd, r, "set resource limits");
 
 	/* The channel becomes fd 3; everything else above 2 is closed when the worker starts. */
-	r = move_fd(cfg->channel_fd, SBX_CHANNEL_FD);
+	r = place_fds(cfg);
 	if (r < 0)
-		child_fail(sync_fd, r, "move the channel to fd 3");
+		child_fail(sync_fd, r, "move the channel to fd 3 and the standard streams to 0-2");
 	if (syscall(SYS_close_range, SBX_CHANNEL_FD + 1, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
 		child_fail(sync_fd, -errno, "mark descriptors close-on-exec");
 

@@ -61,11 +61,17 @@ struct sbx_config {
 	size_t n_placeholders;
 	char *const *hidden;      /* workspace-relative paths masked (filesystem.hide, expanded) */
 	size_t n_hidden;
+
+	/* Evaluations (supervisor/eval.c); a plain run leaves these at -1, NULL and false. */
+	int stdio_fds[3];         /* become the worker's fds 0, 1, 2; -1 keeps the supervisor's */
+	const char *reference_path; /* host folder bound read-only at SBX_REFERENCE, or NULL */
+	bool workspace_overlay;   /* the workspace seen through an overlay with a tmpfs upper */
 };
 
 /* Inside the sandbox */
 #define SBX_WORKSPACE "/workspace"
 #define SBX_CHANNEL_FD 3
+#define SBX_REFERENCE "/reference"
 
 /*
  * Clones a child into new user, pid, mount, net, uts and ipc namespaces (the cgroup namespace

@@ -102,6 +102,12 @@ int sup_check_host_paths(const struct pol_policy *pol, char *why, size_t why_len
 
 int sup_load_task(const char *path, struct pol_task **out, struct pol_diag *diag)
 {
+	return sup_load_task_digest(path, out, diag, NULL);
+}
+
+int sup_load_task_digest(const char *path, struct pol_task **out, struct pol_diag *diag,
+			 char digest[72])
+{
 	memset(diag, 0, sizeof(*diag));
 	_cleanup_free_ char *text = NULL;
 	size_t len = 0;
@@ -121,5 +127,7 @@ int sup_load_task(const char *path, struct pol_task **out, struct pol_diag *diag
 	_cleanup_free_ char *abs = realpath(path, NULL);
 	if (!abs)
 		return -errno;
+	if (digest)
+		sup_digest_hex(text, len, digest);
 	return pol_task_parse(abs, text, len, load_extended, NULL, out, diag);
 }

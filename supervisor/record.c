@@ -15,15 +15,17 @@
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "io-util.h"
 #include "config.h"
 #include "policy.h"
 #include "run.h"
+#include "supervisor.h"
 
 DEFINE_CLEANUP(cJSON *, cJSON_Delete)
 
 #define RECORD_SCHEMA_VERSION 1
 
-static void rfc3339(const struct timespec *ts, char out[40])
+void sup_rfc3339(const struct timespec *ts, bool millis, char out[40])
 {
 	struct tm tm;
 	time_t t = ts->tv_sec;
@@ -34,7 +36,10 @@ static void rfc3339(const struct timespec *ts, char out[40])
 	char base[24];
 	if (strftime(base, sizeof(base), "%Y-%m-%dT%H:%M:%S", &tm) == 0)
 		base[0] = '\0';
-	(void)snprintf(out, 40, "%s.%03dZ", base, (int)((ts->tv_nsec / 1000000L) % 1000));
+	if (millis)
+		(void)snprintf(out, 40, "%s.%03dZ", base, (int)((ts->tv_nsec / 1000000L) % 1000));
+	else
+		(void)snprintf(out, 40, "%sZ", base);
 }
 
 static char hex_digit(unsigned v)
@@ -56,7 +61,7 @@ static bool add_num(cJSON *o, const char *k, double v)
 	return cJSON_AddNumberToObject(o, k, v) != NULL;
 }
 
-static cJSON *identity_json(const struct sup_identity *id)
+cJSON *sup_identity_json(const struct sup_identity *id)
 {
 	cJSON *o = cJSON_CreateObject();
 	if (!o)
@@ -118,9 +123,9 @@ static cJSON *record_json(const struct sup_run_opts *opts, const struct sup_run_
 	ok = ok && pol && cJSON_AddStringToObject(pol, "source", res->policy_source) &&
 	     cJSON_AddStringToObject(pol, "digest", res->policy_digest);
 
-	rfc3339(&res->started_real, ts);
+	sup_rfc3339(&res->started_real, true, ts);
 	ok = ok && cJSON_AddStringToObject(root, "started_at", ts);
-	rfc3339(&res->ended_real, ts);
+	sup_rfc3339(&res->ended_real, true, ts);
 	ok = ok && cJSON_AddStringToObject(root, "ended_at", ts) &&
 	     add_num(root, "duration_ms", (double)res->duration_ms);
 
@@ -184,7 +189,7 @@ static cJSON *record_json(const struct sup_run_opts *opts, const struct sup_run_
 		ok = cJSON_AddItemToArray(weak, cJSON_CreateString(res->weakenings[i]));
 
 	if (ok && res->identity.checked) {
-		cJSON *id = identity_json(&res->identity);
+		cJSON *id = sup_identity_json(&res->identity);
 		ok = id && cJSON_AddItemToObject(root, "identity", id);
 	} else if (ok) {
 		ok = cJSON_AddNullToObject(root, "identity") != NULL;
@@ -202,17 +207,31 @@ static cJSON *record_json(const struct sup_run_opts *opts, const struct sup_run_
 	return ok ? TAKE_PTR(root) : NULL;
 }
 
-static int write_all(int fd, const char *buf, size_t len)
+int sup_write_atomic(int dfd, const char *name, const char *text, size_t len)
 {
-	while (len) {
-		ssize_t n = write(fd, buf, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		buf += n;
-		len -= (size_t)n;
+	struct stat st;
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISREG(st.st_mode))
+		return -EEXIST;
+	char tmp[96];
+	uint32_t rnd = 0;
+	if (getrandom(&rnd, sizeof(rnd), GRND_NONBLOCK) != sizeof(rnd))
+		rnd = (uint32_t)time(NULL);
+	(void)snprintf(tmp, sizeof(tmp), ".%.40s.%d.%08x", name, (int)getpid(), rnd);
+	_cleanup_close_ int fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+							  O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	int r = io_write_all(fd, text, len);
+	if (r >= 0 && fsync(fd) < 0)
+		r = -errno;
+	if (r >= 0 && renameat(dfd, tmp, dfd, name) < 0)
+		r = -errno;
+	if (r < 0) {
+		(void)unlinkat(dfd, tmp, 0);
+		return r;
 	}
+	if (fsync(dfd) < 0)
+		return -errno;
 	return 0;
 }
 
@@ -225,6 +244,13 @@ int sup_record_write(const char *dir, const struct sup_run_opts *opts,
 	_cleanup_free_ char *text = cJSON_Print(json);
 	if (!text)
 		return -ENOMEM;
+	size_t len = strlen(text);
+	_cleanup_free_ char *line = malloc(len + 2);
+	if (!line)
+		return -ENOMEM;
+	memcpy(line, text, len);
+	line[len] = '\n';
+	line[len + 1] = '\0';
 
 	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
 		return -errno;
@@ -232,32 +258,5 @@ int sup_record_write(const char *dir, const struct sup_run_opts *opts,
 	_cleanup_close_ int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (dfd < 0)
 		return -errno;
-	struct stat st;
-	if (fstatat(dfd, "record.json", &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISREG(st.st_mode))
-		return -EEXIST;
-
-	char tmp[64];
-	uint32_t rnd = 0;
-	if (getrandom(&rnd, sizeof(rnd), GRND_NONBLOCK) != sizeof(rnd))
-		rnd = (uint32_t)time(NULL);
-	(void)snprintf(tmp, sizeof(tmp), ".record.json.%d.%08x", (int)getpid(), rnd);
-	_cleanup_close_ int fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
-							  O_CLOEXEC, 0644);
-	if (fd < 0)
-		return -errno;
-	size_t len = strlen(text);
-	int r = write_all(fd, text, len);
-	if (r >= 0)
-		r = write_all(fd, "\n", 1);
-	if (r >= 0 && fsync(fd) < 0)
-		r = -errno;
-	if (r >= 0 && renameat(dfd, tmp, dfd, "record.json") < 0)
-		r = -errno;
-	if (r < 0) {
-		(void)unlinkat(dfd, tmp, 0);
-		return r;
-	}
-	if (fsync(dfd) < 0)
-		return -errno;
-	return 0;
+	return sup_write_atomic(dfd, "record.json", line, len + 1);
 }

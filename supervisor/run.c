@@ -33,6 +33,7 @@
 #include "cgroup.h"
 #include "channel.h"
 #include "cleanup.h"
+#include "io-util.h"
 #include "config.h"
 #include "audit.h"
 #include "hide.h"
@@ -76,6 +77,11 @@ const char *sup_reason_name(enum sup_reason r)
 /* Everything a run holds; released by run_state_done() in one place. */
 struct run_state {
 	struct pol_policy *pol;
+	bool pol_borrowed;      /* opts->policy: not ours to free */
+	uint64_t wall_ms;       /* the wall-clock limit in force; 0 = none */
+	const struct sup_run_opts *opts;
+	int out_pipe[2], err_pipe[2]; /* captured streams: [0] ours, [1] the sandbox's */
+	int devnull;            /* the sandbox's stdin when streams are captured */
 	int workspace_fd;
 	char workspace_path[PATH_MAX];
 	int workspace_tree_fd;
@@ -140,6 +146,8 @@ static void run_state_init(struct run_state *st)
 	st->id_dir_fd = st->ws_lock_fd = -1;
 	st->chan[0] = st->chan[1] = st->sync[0] = st->sync[1] = -1;
 	st->pidfd = st->sigfd = st->timerfd = -1;
+	st->out_pipe[0] = st->out_pipe[1] = st->err_pipe[0] = st->err_pipe[1] = -1;
+	st->devnull = -1;
 	sbx_cgroup_init(&st->cg);
 }
 
@@ -189,7 +197,10 @@ static void run_state_done(struct run_state *st, struct sup_run_result *res)
 	for (int i = 0; i < 2; i++) {
 		close_fd(&st->chan[i]);
 		close_fd(&st->sync[i]);
+		close_fd(&st->out_pipe[i]);
+		close_fd(&st->err_pipe[i]);
 	}
+	close_fd(&st->devnull);
 	close_fd(&st->pidfd);
 	close_fd(&st->sigfd);
 	close_fd(&st->timerfd);
@@ -198,6 +209,8 @@ static void run_state_done(struct run_state *st, struct sup_run_result *res)
 	sup_hide_free(st->hidden);
 	strv_free(st->envp);
 	strv_free(st->worker_argv);
+	if (st->pol_borrowed)
+		st->pol = NULL;
 	st->pol = pol_free(st->pol);
 }
 
@@ -221,7 +234,7 @@ static int setup_failed(struct sup_run_result *res, int err, const char *fmt, ..
 	return SUP_EXIT_SETUP;
 }
 
-static void digest_hex(const void *buf, size_t len, char out[72])
+void sup_digest_hex(const void *buf, size_t len, char out[72])
 {
 	/*
 	 * libcrypto's low-level SHA-256: the one-shot SHA256() goes through EVP in OpenSSL 3,
@@ -393,22 +406,45 @@ static bool env_has(char **v, size_t n, const char *name)
 	return false;
 }
 
-/* The sandbox environment: nothing from the host but what the policy names. */
-static int build_env(const struct pol_policy *pol, char ***out)
+/* Pushes each NAME=value of add whose name v does not hold yet. */
+static int env_add(char ***v, size_t *n, char *const *add)
+{
+	int r = 0;
+	for (size_t i = 0; add && add[i] && r >= 0; i++) {
+		const char *eq = strchr(add[i], '=');
+		char name[256];
+		if (!eq || (size_t)(eq - add[i]) >= sizeof(name))
+			return -EINVAL;
+		memcpy(name, add[i], (size_t)(eq - add[i]));
+		name[eq - add[i]] = '\0';
+		if (!env_has(*v, *n, name))
+			r = strv_push(v, n, add[i]);
+	}
+	return r;
+}
+
+/*
+ * The sandbox environment: nothing from the host but what the policy names. force comes
+ * first and so wins over the policy; extra comes after the policy and loses to it.
+ */
+static int build_env(const struct pol_policy *pol, char *const *force, char *const *extra,
+		     bool no_pass, char ***out)
 {
 	char **v = NULL;
 	size_t n = 0;
 	char buf[PATH_MAX + 64];
-	int r = 0;
+	int r = env_add(&v, &n, force);
 	for (size_t i = 0; i < pol->n_env_set && r >= 0; i++)
-		r = strv_push(&v, &n, pol->env_set[i]);
-	for (size_t i = 0; i < pol->n_env_pass && r >= 0; i++) {
+		r = env_add(&v, &n, (char *const[]){ pol->env_set[i], NULL });
+	for (size_t i = 0; !no_pass && i < pol->n_env_pass && r >= 0; i++) {
 		const char *val = secure_getenv(pol->env_pass[i]);
 		if (!val || env_has(v, n, pol->env_pass[i]))
 			continue;
 		(void)snprintf(buf, sizeof(buf), "%s=%s", pol->env_pass[i], val);
 		r = strv_push(&v, &n, buf);
 	}
+	if (r >= 0)
+		r = env_add(&v, &n, extra);
 	const char *defaults[][2] = {
 		{ "PATH", "/usr/local/bin:/usr/bin:/bin" },
 		{ "HOME", NULL },
@@ -489,6 +525,78 @@ static uint64_t mono_ms(void)
 	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
+/* Keeps what fits of n bytes in sink k and counts the rest. */
+static void sink_take(struct sup_sink *k, const char *buf, size_t n)
+{
+	k->total += n;
+	uint64_t room = k->kept < k->cap ? k->cap - k->kept : 0;
+	size_t keep = room < n ? (size_t)room : n;
+	if (keep < n)
+		k->truncated = true;
+	if (!keep)
+		return;
+	if (k->fd >= 0) {
+		if (k->error)
+			return;
+		int r = io_write_all(k->fd, buf, keep);
+		if (r < 0) {
+			k->error = r;
+			return;
+		}
+	} else {
+		char *grown = realloc(k->buf, (size_t)k->kept + keep + 1);
+		if (!grown) {
+			k->error = -ENOMEM;
+			k->truncated = true;
+			return;
+		}
+		k->buf = grown;
+		memcpy(k->buf + k->kept, buf, keep);
+		k->buf[k->kept + keep] = '\0';
+	}
+	k->kept += keep;
+}
+
+/*
+ * Reads what is waiting in a capture pipe into its sink. At end of file (every writer in the
+ * sandbox gone) the pipe is closed and *fd becomes -1, which poll() then ignores.
+ */
+static void drain_pipe(int *fd, struct sup_sink *k)
+{
+	char buf[65536];
+	for (int rounds = 0; *fd >= 0 && rounds < 16; rounds++) {
+		ssize_t n = read(*fd, buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			return;
+		if (n <= 0) {
+			close_fd(fd);
+			return;
+		}
+		sink_take(k, buf, (size_t)n);
+	}
+}
+
+/*
+ * After the sandbox is gone: reads a capture pipe to its end. A writer can only outlive the
+ * sandbox if a descriptor was smuggled out (a shared network namespace lets a process pass
+ * one to a host socket); then the stream is cut after a bounded wait and marked truncated.
+ */
+static void finish_pipe(int *fd, struct sup_sink *k)
+{
+	for (int waits = 0; *fd >= 0; waits++) {
+		drain_pipe(fd, k);
+		if (*fd < 0)
+			return;
+		struct pollfd p = { .fd = *fd, .events = POLLIN };
+		if (waits == 20 || poll(&p, 1, 50) == 0) {
+			k->truncated = true;
+			close_fd(fd);
+		}
+	}
+}
+
 enum loop_end {
 	END_WORKER_EXITED,   /* pidfd readable */
 	END_TIMEOUT,
@@ -516,13 +624,15 @@ static enum loop_end event_loop(struct run_state *st, int until, uint64_t deadli
 				return END_VIOLATION;
 			timeout = (int)(deadline_ms - now);
 		}
-		struct pollfd pfd[4] = {
+		struct pollfd pfd[6] = {
 			{ .fd = st->sigfd, .events = POLLIN },
 			{ .fd = st->timerfd, .events = POLLIN },
 			{ .fd = st->chan[0], .events = POLLIN },
 			{ .fd = st->pidfd, .events = POLLIN },
+			{ .fd = st->out_pipe[0], .events = POLLIN },
+			{ .fd = st->err_pipe[0], .events = POLLIN },
 		};
-		int n = poll(pfd, 4, timeout);
+		int n = poll(pfd, 6, timeout);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
@@ -541,6 +651,10 @@ static enum loop_end event_loop(struct run_state *st, int until, uint64_t deadli
 		}
 		if (pfd[1].revents & POLLIN)
 			return END_TIMEOUT;
+		if (pfd[4].revents)
+			drain_pipe(&st->out_pipe[0], st->opts->out);
+		if (pfd[5].revents)
+			drain_pipe(&st->err_pipe[0], st->opts->err);
 		if (pfd[2].revents & (POLLIN | POLLHUP | POLLERR)) {
 			int r = sup_channel_recv(&st->chan_state);
 			if (r == -ECONNRESET || r == -EAGAIN) {
@@ -697,7 +811,13 @@ static int prepare(struct run_state *st, const struct sup_run_opts *opts,
 	struct pol_diag diag;
 	_cleanup_free_ char *text = NULL;
 	size_t text_len = 0;
-	r = sup_load_policy(opts->policy_path, &st->pol, &text, &text_len, &diag);
+	if (opts->policy) {
+		st->pol = (struct pol_policy *)opts->policy;
+		st->pol_borrowed = true;
+		r = 0;
+	} else {
+		r = sup_load_policy(opts->policy_path, &st->pol, &text, &text_len, &diag);
+	}
 	if (r < 0) {
 		if (r == -EINVAL)
 			return setup_failed(res, 0, "%s:%u:%u: %s", diag.file, diag.line,
@@ -705,23 +825,23 @@ static int prepare(struct run_state *st, const struct sup_run_opts *opts,
 		return setup_failed(res, r, "load policy %s", opts->policy_path);
 	}
 	(void)snprintf(res->policy_source, sizeof(res->policy_source), "%s",
-		       opts->policy_path ? opts->policy_path : "<default>");
+		       opts->policy ? (opts->policy_label ? opts->policy_label : "<task>")
+		       : opts->policy_path ? opts->policy_path : "<default>");
 	/* The digest names the effective policy (after extends), in its normal form. */
 	_cleanup_free_ char *normal = NULL;
 	r = pol_to_json(st->pol, &normal);
 	if (r < 0)
 		return setup_failed(res, r, "normalise the policy");
-	digest_hex(normal, strlen(normal), res->policy_digest);
+	sup_digest_hex(normal, strlen(normal), res->policy_digest);
 	(void)text_len;
 	char why[512];
 	r = sup_check_host_paths(st->pol, why, sizeof(why));
 	if (r < 0)
 		return setup_failed(res, 0, "%s: %s", res->policy_source, why);
 	res->unsafe = st->pol->unsafe;
-	if (opts->timeout_set)
-		st->pol->wall_ms = opts->timeout_ms;
+	st->wall_ms = opts->timeout_set ? opts->timeout_ms : st->pol->wall_ms;
 	/* A limit that would not be enforced is refused, never silently ignored. */
-	if (st->pol->output_bytes)
+	if (st->pol->output_bytes && !opts->out)
 		return setup_failed(res, 0, "limits.output is not enforced by 'warden run' (its "
 				    "output passes through); set it to 0");
 
@@ -828,7 +948,7 @@ static int prepare(struct run_state *st, const struct sup_run_opts *opts,
 	if (st->worker_fd < 0)
 		return setup_failed(res, -errno, "open the worker '%s'", worker);
 
-	r = build_env(st->pol, &st->envp);
+	r = build_env(st->pol, opts->env_force, opts->env_extra, opts->no_env_pass, &st->envp);
 	if (r >= 0)
 		r = build_worker_argv(opts->argv, &st->worker_argv);
 	if (r < 0)
@@ -837,6 +957,17 @@ static int prepare(struct run_state *st, const struct sup_run_opts *opts,
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, st->chan) < 0 ||
 	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, st->sync) < 0)
 		return setup_failed(res, -errno, "create the worker channel");
+	/* Captured streams: pipes we drain; only our read ends are non-blocking. */
+	if (opts->out || opts->err) {
+		st->devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		if (st->devnull < 0)
+			return setup_failed(res, -errno, "open /dev/null");
+	}
+	if ((opts->out && (pipe2(st->out_pipe, O_CLOEXEC) < 0 ||
+			   fcntl(st->out_pipe[0], F_SETFL, O_NONBLOCK) < 0)) ||
+	    (opts->err && (pipe2(st->err_pipe, O_CLOEXEC) < 0 ||
+			   fcntl(st->err_pipe[0], F_SETFL, O_NONBLOCK) < 0)))
+		return setup_failed(res, -errno, "create the output pipes");
 
 	sigset_t mask;
 	sigemptyset(&mask);
@@ -877,12 +1008,18 @@ static int spawn_and_attest(struct run_state *st, struct sup_run_result *res)
 		.n_hidden = st->n_hidden,
 		.placeholders = st->placeholders,
 		.n_placeholders = st->n_placeholders,
+		.stdio_fds = { st->devnull, st->out_pipe[1], st->err_pipe[1] },
+		.reference_path = st->opts->reference,
+		.workspace_overlay = st->opts->workspace_overlay,
 	};
 	int r = sbx_spawn(&cfg, &st->pid, &st->pidfd);
 	if (r < 0)
 		return setup_failed(res, r, "create the sandbox namespaces");
 	close_fd(&st->chan[1]);
 	close_fd(&st->sync[1]);
+	close_fd(&st->out_pipe[1]);
+	close_fd(&st->err_pipe[1]);
+	close_fd(&st->devnull);
 
 	r = sbx_write_id_maps(&cfg, st->pid);
 	if (r < 0)
@@ -903,8 +1040,8 @@ static int spawn_and_attest(struct run_state *st, struct sup_run_result *res)
 	log_debug("sandbox ready: worker is host pid %d", (int)st->pid);
 
 	/* Wall clock starts now: everything after this is the sandbox's time. */
-	if (st->pol->wall_ms) {
-		r = arm_timer(st->timerfd, st->pol->wall_ms);
+	if (st->wall_ms) {
+		r = arm_timer(st->timerfd, st->wall_ms);
 		if (r < 0)
 			return setup_failed(res, r, "arm the wall-clock timer");
 	}
@@ -1020,7 +1157,7 @@ ended:
 	case END_SIGNAL:
 		return finish_signal(res, sig);
 	case END_TIMEOUT:
-		return finish_timeout(res, st->pol->wall_ms);
+		return finish_timeout(res, st->wall_ms);
 	case END_VIOLATION:
 		note_violation(res, &st->chan_state);
 		return res->exit_code;
@@ -1043,6 +1180,7 @@ int sup_run(const struct sup_run_opts *opts, struct sup_run_result *res)
 	(void)clock_gettime(CLOCK_REALTIME, &res->started_real);
 	uint64_t t0 = mono_ms();
 	run_state_init(&st);
+	st.opts = opts;
 	st.audit = opts->audit;
 	st.phase_t = mono_us();
 
@@ -1068,6 +1206,9 @@ int sup_run(const struct sup_run_opts *opts, struct sup_run_result *res)
 		classify(res);
 		code = res->exit_code;
 	}
+	/* Every writer in the sandbox is gone: what is left in the pipes is the end. */
+	finish_pipe(&st.out_pipe[0], opts->out);
+	finish_pipe(&st.err_pipe[0], opts->err);
 	run_state_done(&st, res);
 	phase_end(&st, res, SUP_PHASE_TEARDOWN);
 	for (int i = 0; i < SUP_PHASE_N; i++)

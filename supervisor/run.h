@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "cgroup.h"
+#include "policy.h"
 #include "host.h"
 #include "identity.h"
 #include "wire.h"
@@ -49,14 +50,39 @@ enum sup_reason {
 
 const char *sup_reason_name(enum sup_reason r);
 
+/*
+ * Where a captured output stream goes (evaluations): appended to fd, or kept in memory, up to
+ * cap bytes; the rest is read (so the sandbox never blocks on a full pipe) and dropped, and
+ * counted. sup_run fills the counters; the caller owns fd and frees buf.
+ */
+struct sup_sink {
+	int fd;              /* file to append to, or -1 to keep the bytes in buf */
+	uint64_t cap;        /* bytes kept at most */
+	char *buf;           /* fd == -1: the kept bytes (malloc'ed by sup_run, NUL-terminated) */
+	uint64_t kept;       /* bytes kept (written to fd or buf) */
+	uint64_t total;      /* bytes the sandbox wrote */
+	bool truncated;      /* total > kept */
+	int error;           /* the first write error on fd (-errno), else 0 */
+};
+
 struct sup_run_opts {
 	const char *policy_path;  /* NULL: the embedded default */
+	const struct pol_policy *policy; /* non-NULL: this policy (borrowed), not policy_path */
+	const char *policy_label; /* with policy: its name in records and messages */
 	const char *workspace;    /* NULL: the current directory */
 	const char *record_dir;   /* NULL: no record */
 	uint64_t timeout_ms;      /* 0: the policy's wall limit */
 	bool timeout_set;
 	char **argv;              /* the command, NULL-terminated */
 	struct sup_audit *audit;  /* non-NULL: run the audit probes instead of the command */
+
+	/* Evaluations (supervisor/eval.c); a plain run leaves these NULL and false. */
+	struct sup_sink *out, *err; /* non-NULL: capture stdout/stderr; stdin is /dev/null */
+	char *const *env_force;   /* NAME=value entries that override the policy's, or NULL */
+	char *const *env_extra;   /* NAME=value entries added unless the policy sets the name */
+	bool no_env_pass;         /* ignore the policy's env.pass: no host variable gets in */
+	const char *reference;    /* host folder bound read-only at /reference, or NULL */
+	bool workspace_overlay;   /* the command's writes to the workspace vanish with it */
 };
 
 struct sup_audit;
@@ -109,3 +135,7 @@ int sup_run(const struct sup_run_opts *opts, struct sup_run_result *res);
  */
 int sup_record_write(const char *dir, const struct sup_run_opts *opts,
 		     const struct sup_run_result *res);
+
+/* The identity evidence as run and eval records carry it (a new cJSON object, or NULL). */
+struct cJSON;
+struct cJSON *sup_identity_json(const struct sup_identity *id);

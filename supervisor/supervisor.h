@@ -42,7 +42,28 @@ struct pol_task;
  */
 int sup_load_task(const char *path, struct pol_task **out, struct pol_diag *diag);
 
+/* sup_load_task, also storing the task file's digest (sup_digest_hex of its bytes). */
+int sup_load_task_digest(const char *path, struct pol_task **out, struct pol_diag *diag,
+			 char digest[72]);
+
+/* "sha256:" and 64 lowercase hex digits of buf. */
+void sup_digest_hex(const void *buf, size_t len, char out[72]);
+
+/* UTC RFC 3339: 2026-11-29T12:00:00Z, or with millis 2026-11-29T12:00:00.123Z. */
+struct timespec;
+void sup_rfc3339(const struct timespec *ts, bool millis, char out[40]);
+
+/*
+ * Replaces dfd/name (dfd borrowed) with text atomically: a temporary file in the same folder
+ * (O_EXCL | O_NOFOLLOW), fsync, rename, fsync of the folder. A name that exists as anything
+ * but a regular file is refused (-EEXIST). Returns 0 or -errno; on failure the old file, if
+ * any, is untouched and no temporary file is left.
+ */
+int sup_write_atomic(int dfd, const char *name, const char *text, size_t len);
+
 int sup_cmd_run(int argc, char **argv);
+int sup_cmd_eval(int argc, char **argv);
+int sup_cmd_grade(int argc, char **argv);
 int sup_cmd_check(int argc, char **argv);
 int sup_cmd_doctor(int argc, char **argv);
 int sup_cmd_policy(int argc, char **argv);
