@@ -1,2 +1,796 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * rundir: creating a run folder, copying a task's workspace template into it, writing the
+ * task's inline files, and opening a run folder again for `warden grade`.
+ *
+ * Every walk is fd-relative. Below a path the user named, a folder is only ever opened with
+ * O_DIRECTORY|O_NOFOLLOW relative to a folder fd we already hold, an entry is examined with
+ * AT_SYMLINK_NOFOLLOW, and a file is opened with O_NOFOLLOW and fstat'ed, so that what we copy
+ * is what we examined. Nothing is reached through a symlink: a symlink in a template is
+ * recreated as a link with the same target, and a symlink where a folder or file is expected
+ * is refused. Modes are set with fchmod, so a workspace does not depend on warden's umask.
+ *
+ * A failure leaves what was built so far in place (a half-copied workspace); the caller
+ * abandons the run. Only sup_rundir_create removes what it made, since it hands back nothing.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cleanup.h"
 #include "rundir.h"
+
+DEFINE_CLEANUP(DIR *, closedir)
+
+#define RUNDIR_MODE 0755u
+#define RUNDIR_WORKSPACE "workspace"
+#define RUNDIR_RECORD "record.json"
+#define RUNDIR_STAMP_LEN 16u      /* YYYYMMDDTHHMMSSZ */
+#define RUNDIR_RANDOM_LEN 8u      /* lowercase hex digits */
+#define RUNDIR_CREATE_TRIES 8     /* fresh random suffixes before giving up on EEXIST */
+#define RUNDIR_COPY_CHUNK (64u << 20)
+#define RUNDIR_BUF_SIZE (64u * 1024u)
+
+/*
+ * Fills why (when there is room) and returns r, so a failure is one statement. The message is
+ * kept to one line: names come from the file system and may hold any byte but '/' and NUL, so
+ * control characters are shown as '?'.
+ */
+__attribute__((format(printf, 4, 5))) static int fail(int r, char *why, size_t why_len,
+						       const char *fmt, ...)
+{
+	if (!why || why_len == 0)
+		return r;
+	int saved = errno;
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(why, why_len, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		why[0] = '\0';
+	for (char *p = why; *p; p++)
+		if ((unsigned char)*p < 0x20 || (unsigned char)*p == 0x7f)
+			*p = '?';
+	errno = saved;
+	return r;
+}
+
+static int fill_random(void *buf, size_t len)
+{
+	size_t got = 0;
+	while (got < len) {
+		ssize_t n = getrandom((char *)buf + got, len - got, 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		got += (size_t)n;
+	}
+	return 0;
+}
+
+/* Writes all of buf to fd. */
+static int write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+	while (len > 0) {
+		ssize_t n = write(fd, p, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -EIO;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/*
+ * Copies path into buf (buf_len bytes) without trailing slashes ("/" stays "/"). A trailing
+ * slash makes the kernel follow a final symlink even under O_NOFOLLOW, so a path checked for
+ * not being a symlink must lose it first.
+ */
+static int strip_slashes(const char *path, char *buf, size_t buf_len)
+{
+	size_t len = strlen(path);
+	while (len > 1 && path[len - 1] == '/')
+		len--;
+	if (len >= buf_len)
+		return -ENAMETOOLONG;
+	memcpy(buf, path, len);
+	buf[len] = '\0';
+	return 0;
+}
+
+/* The task_id rule of docs/eval.md: it becomes part of a folder name, so it is rechecked here. */
+static bool task_id_ok(const char *id)
+{
+	size_t len = strlen(id);
+	if (len == 0 || len > TASK_MAX_ID || id[0] == '.' || id[0] == '-')
+		return false;
+	for (size_t i = 0; i < len; i++) {
+		char c = id[i];
+		bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+			  c == '.' || c == '_' || c == '-';
+		if (!ok)
+			return false;
+	}
+	return true;
+}
+
+static const char *type_name(mode_t mode)
+{
+	switch (mode & S_IFMT) {
+	case S_IFREG:
+		return "regular file";
+	case S_IFDIR:
+		return "folder";
+	case S_IFLNK:
+		return "symlink";
+	case S_IFIFO:
+		return "FIFO";
+	case S_IFSOCK:
+		return "socket";
+	case S_IFCHR:
+		return "character device";
+	case S_IFBLK:
+		return "block device";
+	default:
+		return "file of unknown type";
+	}
+}
+
+static bool same_inode(const struct stat *a, const struct stat *b)
+{
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+}
+
+/* Opens the folder name in dfd read-only, never through a symlink. Returns the fd or -errno. */
+static int open_folder_at(int dfd, const char *name)
+{
+	int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+	return fd < 0 ? -errno : fd;
+}
+
+/* Opens dfd/name as a folder and sets its mode to exactly mode. Returns the fd or -errno. */
+static int open_and_chmod(int dfd, const char *name, mode_t mode)
+{
+	_cleanup_close_ int fd = open_folder_at(dfd, name);
+	if (fd < 0)
+		return fd;
+	if (fchmod(fd, mode) < 0)
+		return -errno;
+	return TAKE_FD(fd);
+}
+
+/* ---- sup_rundir_create ---------------------------------------------------------------- */
+
+int sup_rundir_create(const char *out_dir, const char *task_id, const struct timespec *now,
+		      char *path, size_t path_len, int *out_dirfd, char *why, size_t why_len)
+{
+	if (!out_dir || !*out_dir || !task_id || !now || !path || !out_dirfd)
+		return fail(-EINVAL, why, why_len, "run folder: missing argument");
+	if (!task_id_ok(task_id))
+		return fail(-EINVAL, why, why_len,
+			    "task_id '%.*s' cannot name a run folder (expected 1 to %u of "
+			    "A-Z a-z 0-9 . _ -, not starting with '.' or '-')",
+			    TASK_MAX_ID + 1, task_id, (unsigned)TASK_MAX_ID);
+
+	struct tm tm;
+	char stamp[32];
+	if (!gmtime_r(&now->tv_sec, &tm) || tm.tm_year + 1900 < 0 || tm.tm_year + 1900 > 9999 ||
+	    strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &tm) != RUNDIR_STAMP_LEN)
+		return fail(-EOVERFLOW, why, why_len,
+			    "run folder: time %" PRIdMAX " has no YYYYMMDDTHHMMSSZ form",
+			    (intmax_t)now->tv_sec);
+
+	/* The whole path must fit before anything is created, so a failure leaves nothing. */
+	size_t out_len = strlen(out_dir);
+	while (out_len > 1 && out_dir[out_len - 1] == '/')
+		out_len--;
+	bool sep = out_dir[out_len - 1] != '/';
+	size_t name_len = strlen(task_id) + 1 + RUNDIR_STAMP_LEN + 1 + RUNDIR_RANDOM_LEN;
+	if (out_len >= path_len || path_len - out_len <= (sep ? 1u : 0u) + name_len)
+		return fail(-ENAMETOOLONG, why, why_len,
+			    "run folder path under '%s' is longer than %zu bytes", out_dir,
+			    path_len ? path_len - 1 : 0);
+
+	/* The user named out_dir, so following a symlink to it is what they asked for. */
+	if (mkdir(out_dir, RUNDIR_MODE) < 0 && errno != EEXIST) {
+		int r = -errno;
+		return fail(r, why, why_len, "output folder '%s' cannot be created: %s", out_dir,
+			    strerror(-r));
+	}
+	_cleanup_close_ int out_fd = open(out_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOCTTY);
+	if (out_fd < 0) {
+		int r = -errno;
+		if (r == -ENOTDIR)
+			return fail(r, why, why_len, "output folder '%s' is not a directory", out_dir);
+		return fail(r, why, why_len, "output folder '%s' cannot be opened: %s", out_dir,
+			    strerror(-r));
+	}
+
+	char name[TASK_MAX_ID + 1 + RUNDIR_STAMP_LEN + 1 + RUNDIR_RANDOM_LEN + 1];
+	int r = -EEXIST;
+	for (int tries = 0; tries < RUNDIR_CREATE_TRIES && r == -EEXIST; tries++) {
+		uint8_t rnd[RUNDIR_RANDOM_LEN / 2];
+		r = fill_random(rnd, sizeof(rnd));
+		if (r < 0)
+			return fail(r, why, why_len, "run folder: getrandom: %s", strerror(-r));
+		int n = snprintf(name, sizeof(name), "%s-%s-%02x%02x%02x%02x", task_id, stamp, rnd[0],
+				 rnd[1], rnd[2], rnd[3]);
+		if (n < 0 || (size_t)n != name_len)
+			return fail(-EINVAL, why, why_len, "run folder: cannot format its name");
+		r = mkdirat(out_fd, name, RUNDIR_MODE) < 0 ? -errno : 0;
+	}
+	if (r < 0)
+		return fail(r, why, why_len, "run folder '%s/%s' cannot be created: %s", out_dir,
+			    name, strerror(-r));
+
+	/* From here on, a failure removes the run folder again: the caller gets nothing back. */
+	_cleanup_close_ int run_fd = open_and_chmod(out_fd, name, RUNDIR_MODE);
+	if (run_fd < 0) {
+		r = run_fd;
+		(void)unlinkat(out_fd, name, AT_REMOVEDIR);
+		return fail(r, why, why_len, "run folder '%s/%s' cannot be opened: %s", out_dir, name,
+			    strerror(-r));
+	}
+	_cleanup_close_ int ws_fd = -1;
+	if (mkdirat(run_fd, RUNDIR_WORKSPACE, RUNDIR_MODE) < 0) {
+		r = -errno;
+	} else {
+		ws_fd = open_and_chmod(run_fd, RUNDIR_WORKSPACE, RUNDIR_MODE);
+		r = ws_fd < 0 ? ws_fd : 0;
+	}
+	if (r < 0) {
+		(void)unlinkat(run_fd, RUNDIR_WORKSPACE, AT_REMOVEDIR);
+		(void)unlinkat(out_fd, name, AT_REMOVEDIR);
+		return fail(r, why, why_len, "run folder '%s/%s': workspace cannot be created: %s",
+			    out_dir, name, strerror(-r));
+	}
+
+	memcpy(path, out_dir, out_len);
+	if (sep)
+		path[out_len++] = '/';
+	memcpy(path + out_len, name, name_len + 1);
+	*out_dirfd = TAKE_FD(run_fd);
+	return 0;
+}
+
+/* ---- sup_rundir_copy_template ---------------------------------------------------------- */
+
+struct copy {
+	char rel[PATH_MAX];   /* template-relative path of the entry at hand */
+	size_t rel_len;
+	size_t n_entries;
+	uint64_t bytes;       /* regular file bytes copied so far */
+	dev_t ws_dev;         /* the workspace, which must not be met inside the template */
+	ino_t ws_ino;
+	char buf[RUNDIR_BUF_SIZE]; /* the read/write fallback's buffer */
+	char *why;
+	size_t why_len;
+};
+
+/* Appends name to c->rel; *saved gets the length to restore with rel_pop(). */
+static int rel_push(struct copy *c, const char *name, size_t *saved)
+{
+	size_t len = strlen(name);
+	size_t need = c->rel_len + (c->rel_len ? 1 : 0) + len;
+	if (need >= sizeof(c->rel))
+		return fail(-ENAMETOOLONG, c->why, c->why_len,
+			    "template entry '%s/%.32s...' has a path longer than %zu bytes", c->rel,
+			    name, sizeof(c->rel) - 1);
+	*saved = c->rel_len;
+	if (c->rel_len)
+		c->rel[c->rel_len++] = '/';
+	memcpy(c->rel + c->rel_len, name, len + 1);
+	c->rel_len += len;
+	return 0;
+}
+
+static void rel_pop(struct copy *c, size_t saved)
+{
+	c->rel_len = saved;
+	c->rel[saved] = '\0';
+}
+
+static int entry_fail(struct copy *c, int r, const char *what)
+{
+	return fail(r, c->why, c->why_len, "template entry '%s': %s: %s",
+		    c->rel_len ? c->rel : ".", what, strerror(-r));
+}
+
+static int changed(struct copy *c)
+{
+	return fail(-ESTALE, c->why, c->why_len,
+		    "template entry '%s' changed while it was being copied", c->rel);
+}
+
+static bool cfr_unsupported(int err)
+{
+	return err == EXDEV || err == EINVAL || err == ENOSYS || err == EOPNOTSUPP ||
+	       err == EPERM || err == EBADF || err == ETXTBSY;
+}
+
+/*
+ * Copies in to out from their current offsets to the end of in, at most room bytes: one byte
+ * more is -E2BIG. Adds what was copied to *copied. copy_file_range first; read/write where it
+ * is not supported, and to confirm an end of file it reports (some file systems report 0
+ * before the end).
+ */
+static int copy_data(struct copy *c, int in, int out, uint64_t room, uint64_t *copied)
+{
+	bool use_cfr = true;
+	for (;;) {
+		uint64_t want = room - *copied + 1;
+		if (want > RUNDIR_COPY_CHUNK)
+			want = RUNDIR_COPY_CHUNK;
+		ssize_t n;
+		if (use_cfr) {
+			n = copy_file_range(in, NULL, out, NULL, (size_t)want, 0);
+			if (n < 0 && errno == EINTR)
+				continue;
+			if ((n < 0 && cfr_unsupported(errno)) || n == 0) {
+				use_cfr = false;
+				continue;
+			}
+			if (n < 0)
+				return -errno;
+		} else {
+			if (want > sizeof(c->buf))
+				want = sizeof(c->buf);
+			n = read(in, c->buf, (size_t)want);
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n < 0)
+				return -errno;
+			if (n == 0)
+				return 0;
+			int r = write_all(out, c->buf, (size_t)n);
+			if (r < 0)
+				return r;
+		}
+		*copied += (uint64_t)n;
+		if (*copied > room)
+			return -E2BIG;
+	}
+}
+
+static int copy_dir(struct copy *c, int src_owned, int dst, unsigned depth);
+
+static int copy_folder(struct copy *c, int sfd, int dfd, const char *name,
+		       const struct stat *st, unsigned depth)
+{
+	if (depth + 1 > SUP_RUNDIR_MAX_DEPTH)
+		return fail(-E2BIG, c->why, c->why_len,
+			    "template entry '%s' is nested more than %u folders deep", c->rel,
+			    SUP_RUNDIR_MAX_DEPTH);
+	_cleanup_close_ int src = open_folder_at(sfd, name);
+	if (src == -ELOOP || src == -ENOTDIR)
+		return changed(c);
+	if (src < 0)
+		return entry_fail(c, src, "cannot be opened");
+	struct stat now;
+	if (fstat(src, &now) < 0)
+		return entry_fail(c, -errno, "fstat");
+	if (!S_ISDIR(now.st_mode) || !same_inode(st, &now))
+		return changed(c);
+	if (now.st_dev == c->ws_dev && now.st_ino == c->ws_ino)
+		return fail(-ELOOP, c->why, c->why_len,
+			    "template entry '%s' is the workspace it is copied into", c->rel);
+
+	/* Owner-only while it fills; the template's mode once its contents are in, so that a
+	 * read-only folder still gets its contents. */
+	if (mkdirat(dfd, name, 0700) < 0)
+		return entry_fail(c, -errno, "cannot be created in the workspace");
+	_cleanup_close_ int dst = open_folder_at(dfd, name);
+	if (dst < 0)
+		return entry_fail(c, dst, "cannot be opened in the workspace");
+	int r = copy_dir(c, TAKE_FD(src), dst, depth + 1);
+	if (r < 0)
+		return r;
+	if (fchmod(dst, st->st_mode & 0777) < 0)
+		return entry_fail(c, -errno, "fchmod in the workspace");
+	return 0;
+}
+
+static int copy_file(struct copy *c, int sfd, int dfd, const char *name, const struct stat *st)
+{
+	/* O_NONBLOCK: should a FIFO take the file's place meanwhile, opening it does not hang. */
+	_cleanup_close_ int in =
+		openat(sfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	if (in < 0 && errno == ELOOP)
+		return changed(c);
+	if (in < 0)
+		return entry_fail(c, -errno, "cannot be opened");
+	struct stat now;
+	if (fstat(in, &now) < 0)
+		return entry_fail(c, -errno, "fstat");
+	if (!S_ISREG(now.st_mode) || !same_inode(st, &now))
+		return changed(c);
+
+	_cleanup_close_ int out = openat(dfd, name,
+					 O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY,
+					 0600);
+	if (out < 0)
+		return entry_fail(c, -errno, "cannot be created in the workspace");
+	uint64_t copied = 0;
+	int r = copy_data(c, in, out, SUP_RUNDIR_MAX_BYTES - c->bytes, &copied);
+	c->bytes += copied;
+	if (r == -E2BIG)
+		return fail(r, c->why, c->why_len,
+			    "template holds more than %llu bytes of files (at '%s')",
+			    (unsigned long long)SUP_RUNDIR_MAX_BYTES, c->rel);
+	if (r < 0)
+		return entry_fail(c, r, "cannot be copied");
+	/* Permission bits only: setuid, setgid and sticky are dropped, and ownership is warden's. */
+	if (fchmod(out, now.st_mode & 0777) < 0)
+		return entry_fail(c, -errno, "fchmod in the workspace");
+	return 0;
+}
+
+static int copy_link(struct copy *c, int sfd, int dfd, const char *name)
+{
+	char target[PATH_MAX];
+	ssize_t n = readlinkat(sfd, name, target, sizeof(target));
+	if (n < 0 && errno == EINVAL)
+		return changed(c);
+	if (n < 0)
+		return entry_fail(c, -errno, "readlink");
+	if ((size_t)n >= sizeof(target))
+		return fail(-ENAMETOOLONG, c->why, c->why_len,
+			    "template entry '%s' is a symlink with a target longer than %zu bytes",
+			    c->rel, sizeof(target) - 1);
+	target[n] = '\0';
+	/* The target is copied as text and never resolved: it may point anywhere, or nowhere. */
+	if (symlinkat(target, dfd, name) < 0)
+		return entry_fail(c, -errno, "cannot be created in the workspace");
+	return 0;
+}
+
+static int copy_entry(struct copy *c, int sfd, int dfd, const char *name, unsigned depth)
+{
+	size_t saved = 0;
+	int r = rel_push(c, name, &saved);
+	if (r < 0)
+		return r;
+	if (++c->n_entries > SUP_RUNDIR_MAX_ENTRIES) {
+		r = fail(-E2BIG, c->why, c->why_len,
+			 "template holds more than %u files, folders and symlinks (at '%s')",
+			 SUP_RUNDIR_MAX_ENTRIES, c->rel);
+	} else {
+		struct stat st;
+		if (fstatat(sfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			r = entry_fail(c, -errno, "cannot be examined");
+		else if (S_ISDIR(st.st_mode))
+			r = copy_folder(c, sfd, dfd, name, &st, depth);
+		else if (S_ISREG(st.st_mode))
+			r = copy_file(c, sfd, dfd, name, &st);
+		else if (S_ISLNK(st.st_mode))
+			r = copy_link(c, sfd, dfd, name);
+		else
+			r = fail(-EINVAL, c->why, c->why_len,
+				 "template entry '%s' is a %s (expected a file, folder or symlink)",
+				 c->rel, type_name(st.st_mode));
+	}
+	rel_pop(c, saved);
+	return r;
+}
+
+/* Copies the entries of the folder src_owned (closed here, whatever happens) into dst. */
+static int copy_dir(struct copy *c, int src_owned, int dst, unsigned depth)
+{
+	_cleanup_close_ int src = src_owned;
+	_cleanup_(closedirp) DIR *d = fdopendir(src);
+	if (!d)
+		return entry_fail(c, -errno, "cannot be listed");
+	(void)TAKE_FD(src); /* d owns it now */
+	for (;;) {
+		errno = 0;
+		struct dirent *de = readdir(d);
+		if (!de) {
+			if (errno)
+				return entry_fail(c, -errno, "cannot be listed");
+			return 0;
+		}
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		int r = copy_entry(c, dirfd(d), dst, de->d_name, depth);
+		if (r < 0)
+			return r;
+	}
+}
+
+int sup_rundir_copy_template(const char *template_path, int ws_fd, char *why, size_t why_len)
+{
+	if (!template_path || !*template_path || ws_fd < 0)
+		return fail(-EINVAL, why, why_len, "template: missing argument");
+	char tpath[PATH_MAX];
+	if (strip_slashes(template_path, tpath, sizeof(tpath)) < 0)
+		return fail(-ENAMETOOLONG, why, why_len, "template path is longer than %zu bytes",
+			    sizeof(tpath) - 1);
+
+	_cleanup_close_ int root =
+		open(tpath, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+	if (root < 0) {
+		int r = -errno;
+		struct stat st;
+		/* O_DIRECTORY|O_NOFOLLOW on a symlink fails with ENOTDIR or ELOOP: tell them apart. */
+		if ((r == -ELOOP || r == -ENOTDIR) && lstat(tpath, &st) == 0) {
+			if (S_ISLNK(st.st_mode))
+				return fail(-ELOOP, why, why_len,
+					    "template '%s' is a symlink (expected a folder)", tpath);
+			if (!S_ISDIR(st.st_mode))
+				return fail(-ENOTDIR, why, why_len,
+					    "template '%s' is a %s (expected a folder)", tpath,
+					    type_name(st.st_mode));
+		}
+		return fail(r, why, why_len, "template '%s' cannot be opened: %s", tpath,
+			    strerror(-r));
+	}
+
+	_cleanup_free_ struct copy *c = calloc(1, sizeof(*c));
+	if (!c)
+		return fail(-ENOMEM, why, why_len, "template: out of memory");
+	c->why = why;
+	c->why_len = why_len;
+
+	struct stat ws, rs;
+	if (fstat(ws_fd, &ws) < 0 || fstat(root, &rs) < 0) {
+		int r = -errno;
+		return fail(r, why, why_len, "template '%s': fstat: %s", tpath, strerror(-r));
+	}
+	if (!S_ISDIR(ws.st_mode))
+		return fail(-ENOTDIR, why, why_len, "template '%s': the workspace is not a folder",
+			    tpath);
+	if (same_inode(&ws, &rs))
+		return fail(-ELOOP, why, why_len, "template '%s' is the workspace itself", tpath);
+	c->ws_dev = ws.st_dev;
+	c->ws_ino = ws.st_ino;
+	return copy_dir(c, TAKE_FD(root), ws_fd, 0);
+}
+
+/* ---- sup_rundir_write_files ------------------------------------------------------------ */
+
+/* A workspace path as docs/eval.md defines it, rechecked since it decides where we write. */
+static bool ws_path_ok(const char *p)
+{
+	size_t len = strlen(p);
+	if (len == 0 || len >= PATH_MAX || p[0] == '/')
+		return false;
+	for (const char *s = p;;) {
+		const char *e = strchrnul(s, '/');
+		size_t n = (size_t)(e - s);
+		if (n == 0 || n > NAME_MAX || (n == 1 && s[0] == '.') ||
+		    (n == 2 && s[0] == '.' && s[1] == '.'))
+			return false;
+		if (!*e)
+			return true;
+		s = e + 1;
+	}
+}
+
+/*
+ * Enters the folder name in dfd for the workspace file f, creating it (0755) if missing.
+ * prefix is the workspace-relative path up to and including name, for messages. Returns the
+ * fd or -errno with why.
+ */
+static int enter_parent(int dfd, const char *name, const char *f, const char *prefix, char *why,
+			size_t why_len)
+{
+	for (int tries = 0; tries < 2; tries++) {
+		int fd = open_folder_at(dfd, name);
+		if (fd >= 0)
+			return fd;
+		if (fd == -ELOOP || fd == -ENOTDIR) {
+			struct stat st;
+			if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+				return fail(fd, why, why_len, "workspace file '%s': '%s': %s", f, prefix,
+					    strerror(-fd));
+			if (S_ISLNK(st.st_mode))
+				return fail(-ENOTDIR, why, why_len,
+					    "workspace file '%s': '%s' is a symlink (files are never "
+					    "written through one)", f, prefix);
+			return fail(-ENOTDIR, why, why_len,
+				    "workspace file '%s': '%s' is a %s (expected a folder)", f, prefix,
+				    type_name(st.st_mode));
+		}
+		if (fd != -ENOENT)
+			return fail(fd, why, why_len, "workspace file '%s': folder '%s': %s", f,
+				    prefix, strerror(-fd));
+		if (mkdirat(dfd, name, RUNDIR_MODE) < 0) {
+			int r = -errno;
+			if (r == -EEXIST)
+				continue; /* made meanwhile: look again at what it is */
+			return fail(r, why, why_len,
+				    "workspace file '%s': folder '%s' cannot be created: %s", f,
+				    prefix, strerror(-r));
+		}
+		fd = open_and_chmod(dfd, name, RUNDIR_MODE);
+		if (fd < 0)
+			return fail(fd, why, why_len, "workspace file '%s': folder '%s': %s", f,
+				    prefix, strerror(-fd));
+		return fd;
+	}
+	return fail(-EEXIST, why, why_len, "workspace file '%s': folder '%s' keeps changing", f,
+		    prefix);
+}
+
+/* Writes content to the new file fd and sets its mode. */
+static int fill_file(int fd, const struct pol_task_file *f)
+{
+	int r = write_all(fd, f->content ? f->content : "", f->content ? f->content_len : 0);
+	if (r < 0)
+		return r;
+	if (fchmod(fd, (mode_t)f->mode) < 0)
+		return -errno;
+	return 0;
+}
+
+/*
+ * Replaces the regular file name in dfd: the new content goes to a temporary name in the same
+ * folder and is renamed over it, so the old file is never written through (it may be a hard
+ * link) and the new one appears whole, with its mode.
+ */
+static int replace_file(int dfd, const char *name, const struct pol_task_file *f)
+{
+	char tmp[32];
+	_cleanup_close_ int fd = -1;
+	for (int tries = 0; fd < 0; tries++) {
+		uint32_t rnd;
+		int r = fill_random(&rnd, sizeof(rnd));
+		if (r < 0)
+			return r;
+		(void)snprintf(tmp, sizeof(tmp), ".warden-%08" PRIx32 ".tmp", rnd);
+		fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY,
+			    0600);
+		if (fd < 0 && (errno != EEXIST || tries + 1 >= RUNDIR_CREATE_TRIES))
+			return -errno;
+	}
+	int r = fill_file(fd, f);
+	if (r >= 0 && renameat(dfd, tmp, dfd, name) < 0)
+		r = -errno;
+	if (r < 0)
+		(void)unlinkat(dfd, tmp, 0);
+	return r;
+}
+
+static int write_one(int ws_fd, const struct pol_task_file *f, char *why, size_t why_len)
+{
+	if (!f->path || !ws_path_ok(f->path))
+		return fail(-EINVAL, why, why_len, "workspace file '%s' is not a workspace path",
+			    f->path ? f->path : "(null)");
+	if (f->mode > 0777)
+		return fail(-EINVAL, why, why_len,
+			    "workspace file '%s': mode %04" PRIo32 " is not permission bits only",
+			    f->path, f->mode);
+	if (!f->content && f->content_len > 0)
+		return fail(-EINVAL, why, why_len, "workspace file '%s' has no content", f->path);
+
+	char buf[PATH_MAX];
+	memcpy(buf, f->path, strlen(f->path) + 1); /* fits: ws_path_ok bounds it by PATH_MAX */
+	_cleanup_close_ int held = -1;
+	int dfd = ws_fd;
+	char *name = buf;
+	for (char *slash; (slash = strchr(name, '/')); name = slash + 1) {
+		*slash = '\0'; /* buf is now the prefix up to this folder */
+		int sub = enter_parent(dfd, name, f->path, buf, why, why_len);
+		if (sub < 0)
+			return sub;
+		*slash = '/';
+		if (held >= 0)
+			(void)close(held);
+		held = dfd = sub;
+	}
+
+	struct stat st;
+	int r;
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		if (!S_ISREG(st.st_mode))
+			return fail(-EEXIST, why, why_len,
+				    "workspace file '%s': a %s is already there (only a regular file "
+				    "is replaced)", f->path, type_name(st.st_mode));
+		r = replace_file(dfd, name, f);
+	} else if (errno == ENOENT) {
+		_cleanup_close_ int fd = openat(dfd, name,
+						O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC |
+							O_NOCTTY,
+						0600);
+		if (fd < 0)
+			r = -errno;
+		else if ((r = fill_file(fd, f)) < 0)
+			(void)unlinkat(dfd, name, 0);
+	} else {
+		r = -errno;
+	}
+	if (r < 0)
+		return fail(r, why, why_len, "workspace file '%s' cannot be written: %s", f->path,
+			    strerror(-r));
+	return 0;
+}
+
+int sup_rundir_write_files(int ws_fd, const struct pol_task_file *files, size_t n, char *why,
+			   size_t why_len)
+{
+	if (ws_fd < 0 || (n > 0 && !files))
+		return fail(-EINVAL, why, why_len, "workspace files: missing argument");
+	for (size_t i = 0; i < n; i++) {
+		int r = write_one(ws_fd, &files[i], why, why_len);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* ---- sup_rundir_open ------------------------------------------------------------------- */
+
+/* Checks that name in the run folder fd is of type want (S_IFREG or S_IFDIR), not a symlink. */
+static int check_member(int fd, const char *path, const char *name, mode_t want, char *why,
+			size_t why_len)
+{
+	const char *expected = want == S_IFDIR ? "a folder" : "a regular file";
+	struct stat st;
+	if (fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		int r = -errno;
+		if (r == -ENOENT)
+			return fail(r, why, why_len, "run folder '%s' has no %s", path, name);
+		return fail(r, why, why_len, "run folder '%s': %s: %s", path, name, strerror(-r));
+	}
+	if (S_ISLNK(st.st_mode))
+		return fail(-ELOOP, why, why_len, "run folder '%s': %s is a symlink (expected %s)",
+			    path, name, expected);
+	if ((st.st_mode & S_IFMT) != want)
+		return fail(want == S_IFDIR ? -ENOTDIR : -EINVAL, why, why_len,
+			    "run folder '%s': %s is a %s (expected %s)", path, name,
+			    type_name(st.st_mode), expected);
+	return 0;
+}
+
+int sup_rundir_open(const char *path, int *out_dirfd, char *why, size_t why_len)
+{
+	if (!path || !*path || !out_dirfd)
+		return fail(-EINVAL, why, why_len, "run folder: missing argument");
+	char p[PATH_MAX];
+	if (strip_slashes(path, p, sizeof(p)) < 0)
+		return fail(-ENAMETOOLONG, why, why_len, "run folder path is longer than %zu bytes",
+			    sizeof(p) - 1);
+
+	_cleanup_close_ int fd = open(p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0) {
+		int r = -errno;
+		struct stat st;
+		if ((r == -ELOOP || r == -ENOTDIR) && lstat(p, &st) == 0) {
+			if (S_ISLNK(st.st_mode))
+				return fail(-ELOOP, why, why_len,
+					    "run folder '%s' is a symlink (expected a folder)", p);
+			if (!S_ISDIR(st.st_mode))
+				return fail(-ENOTDIR, why, why_len,
+					    "run folder '%s' is not a directory", p);
+		}
+		if (r == -ENOENT)
+			return fail(r, why, why_len, "run folder '%s' does not exist", p);
+		return fail(r, why, why_len, "run folder '%s' cannot be opened: %s", p,
+			    strerror(-r));
+	}
+	int r = check_member(fd, p, RUNDIR_RECORD, S_IFREG, why, why_len);
+	if (r < 0)
+		return r;
+	r = check_member(fd, p, RUNDIR_WORKSPACE, S_IFDIR, why, why_len);
+	if (r < 0)
+		return r;
+	*out_dirfd = TAKE_FD(fd);
+	return 0;
+}
