@@ -42,6 +42,20 @@ struct sup_crit_result {
 void sup_crit_eval_static(int workspace_fd, const struct pol_task_criterion *c,
 			  struct sup_crit_result *out);
 
+/*
+ * The json_equals check on a document already in memory: sup_crit_eval_static() runs it on
+ * the file it read, and the fuzz target runs it on untrusted bytes directly. buf (len bytes,
+ * borrowed, may hold NULs, need not be NUL-terminated) must be one JSON value and nothing but
+ * JSON whitespace after it; more than SUP_CRIT_MAX_FILE bytes, anything that is not RFC 8259
+ * JSON (cJSON alone would take "01", "1." or control characters) or a string holding \u0000
+ * (cJSON would cut it there) scores 0. Reads only c's check, pointer, op, value_* and
+ * pass_threshold_milli. Always fills *out as sup_crit_eval_static() does (without the path
+ * in details); a criterion that is not json_equals, or whose pointer is not RFC 6901 or whose
+ * value does not suit its op, is error = true.
+ */
+void sup_crit_json_eval(const struct pol_task_criterion *c, const void *buf, size_t len,
+			struct sup_crit_result *out);
+
 /* How a command criterion's sandbox ended, as the runner saw it. */
 struct sup_crit_outcome {
 	bool started;          /* false: the sandbox could not be built (error says why) */
@@ -58,8 +72,9 @@ struct sup_crit_outcome {
 /*
  * Judges a command criterion from its outcome: it passes when the command exited with
  * expect_exit and its stdout passes the stdout check (exact, contains, regex; a truncated
- * stdout never passes `exact`). A sandbox that could not be built, or a stdout regex that
- * does not compile, is error = true. Always fills *out.
+ * stdout never passes `exact`, and a regex's `$` does not match at the end of a truncated
+ * capture). stdout is searched whole, NULs included. A sandbox that could not be built, or a
+ * stdout regex that does not compile, is error = true. Always fills *out.
  */
 void sup_crit_judge_command(const struct pol_task_criterion *c, const struct sup_crit_outcome *o,
 			    struct sup_crit_result *out);
