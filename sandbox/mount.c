@@ -777,9 +777,10 @@ int sbx_mount_setup(const struct sbx_config *cfg, char *step, size_t step_len)
 			return r;
 	}
 	if (ref_tree >= 0) {
-		r = mkdir_p(root, SBX_REFERENCE + 1);
+		const char *rel = &SBX_REFERENCE[1]; /* relative to the new root */
+		r = mkdir_p(root, rel);
 		if (r >= 0)
-			r = attach(ref_tree, root, SBX_REFERENCE + 1);
+			r = attach(ref_tree, root, rel);
 		if (r < 0)
 			return set_step(step, step_len, r, "attach the reference at", SBX_REFERENCE);
 	}

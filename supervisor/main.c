@@ -38,6 +38,8 @@ static const char usage_main[] =
 	"  audit [--policy FILE] [--json]   prove each guarantee with kernel evidence\n"
 	"  doctor [--json]                  check that this host can isolate\n"
 	"  check [--json] TASK              validate an evaluation task (docs/eval.md)\n"
+	"  eval [--out DIR] [--jobs N] TASK...  run evaluation tasks\n"
+	"  grade [--yes] RUN_DIR...         grade recorded runs again, behind a trust gate\n"
 	"\n"
 	"Options:\n"
 	"  -h, --help      show this help (also: warden COMMAND --help)\n"
@@ -281,6 +283,10 @@ int main(int argc, char **argv)
 		return sup_cmd_audit(argc - 1, argv + 1);
 	if (strcmp(cmd, "check") == 0)
 		return sup_cmd_check(argc - 1, argv + 1);
+	if (strcmp(cmd, "eval") == 0)
+		return sup_cmd_eval(argc - 1, argv + 1);
+	if (strcmp(cmd, "grade") == 0)
+		return sup_cmd_grade(argc - 1, argv + 1);
 	log_error("unknown command '%s' (see 'warden --help')", cmd);
 	return SUP_EXIT_SETUP;
 }

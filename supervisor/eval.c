@@ -1,0 +1,1235 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The phases of an evaluation run, and `warden eval`. docs/eval.md is the reference.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+#include "config.h"
+#include "eval.h"
+#include "io-util.h"
+#include "log.h"
+#include "rundir.h"
+#include "sandbox.h"
+#include "supervisor.h"
+
+DEFINE_CLEANUP(struct pol_task *, pol_task_free)
+DEFINE_CLEANUP(cJSON *, cJSON_Delete)
+
+#define EV_SCHEMA_VERSION 1
+
+static const char *const status_names[] = {
+	[EV_SETUP_FAILED] = "SETUP_FAILED", [EV_ERROR] = "ERROR",
+	[EV_TIMEOUT] = "TIMEOUT",           [EV_NOT_GRADED] = "NOT_GRADED",
+	[EV_SUCCESS] = "SUCCESS",           [EV_FAILURE] = "FAILURE",
+};
+
+const char *ev_status_name(enum ev_status s)
+{
+	return (size_t)s < ELEMENTSOF(status_names) ? status_names[s] : "ERROR";
+}
+
+static const struct {
+	uint32_t bit;
+	const char *name;
+} stamp_names[] = {
+	{ EV_STAMP_GRADED_WITHOUT_SETUP, "graded_without_setup" },
+	{ EV_STAMP_REGRADED, "regraded" },
+	{ EV_STAMP_OUTPUT_TRUNCATED, "agent_output_truncated" },
+	{ EV_STAMP_TEARDOWN_FAILED, "teardown_failed" },
+	{ EV_STAMP_REFERENCE_MISSING, "reference_missing" },
+	{ EV_STAMP_NO_CGROUP, "no_cgroup" },
+};
+
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+	(void)clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+void ev_run_init(struct ev_run *ev)
+{
+	memset(ev, 0, sizeof(*ev));
+	ev->dirfd = -1;
+	ev->agent_out.fd = ev->agent_err.fd = -1;
+	ev->status = EV_ERROR;
+}
+
+void ev_run_done(struct ev_run *ev)
+{
+	if (ev->dirfd >= 0)
+		(void)close(ev->dirfd);
+	ev->dirfd = -1;
+	for (int i = 0; i < 2; i++) {
+		struct sup_sink *k = i ? &ev->agent_err : &ev->agent_out;
+		if (k->fd >= 0)
+			(void)close(k->fd);
+		k->fd = -1;
+		free(k->buf);
+		k->buf = NULL;
+	}
+}
+
+/* ---- placeholders ---- */
+
+void ev_argv_free(char **argv)
+{
+	for (size_t i = 0; argv && argv[i]; i++)
+		free(argv[i]);
+	free(argv);
+}
+
+/* One element: {workspace}, {reference}, {task_id}, {{ and }} (the parser checked the rest). */
+static char *substitute_one(const char *in, const char *task_id)
+{
+	size_t cap = strlen(in) + 1;
+	for (const char *p = in; (p = strchr(p, '{')); p++)
+		cap += strlen(task_id) + sizeof(SBX_WORKSPACE) + sizeof(SBX_REFERENCE);
+	char *out = malloc(cap);
+	if (!out)
+		return NULL;
+	size_t o = 0;
+	for (const char *p = in; *p;) {
+		static const struct {
+			const char *name;
+			size_t len;
+		} names[] = { { "{workspace}", 11 }, { "{reference}", 11 }, { "{task_id}", 9 } };
+		const char *val = NULL;
+		size_t skip = 1;
+		if (p[0] == '{' && p[1] == '{') {
+			val = "{";
+			skip = 2;
+		} else if (p[0] == '}' && p[1] == '}') {
+			val = "}";
+			skip = 2;
+		} else if (p[0] == '{') {
+			for (size_t i = 0; i < ELEMENTSOF(names); i++)
+				if (strncmp(p, names[i].name, names[i].len) == 0) {
+					val = i == 0 ? SBX_WORKSPACE : i == 1 ? SBX_REFERENCE : task_id;
+					skip = names[i].len;
+				}
+		}
+		if (val) {
+			size_t n = strlen(val);
+			memcpy(out + o, val, n);
+			o += n;
+			p += skip;
+		} else {
+			out[o++] = *p++;
+		}
+	}
+	out[o] = '\0';
+	return out;
+}
+
+char **ev_substitute(char *const *argv, size_t n, const char *task_id)
+{
+	char **v = calloc(n + 1, sizeof(char *));
+	if (!v)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		v[i] = substitute_one(argv[i], task_id);
+		if (!v[i]) {
+			ev_argv_free(v);
+			return NULL;
+		}
+	}
+	return v;
+}
+
+static bool uses_reference(char *const *argv, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strstr(argv[i], "{reference}"))
+			return true;
+	return false;
+}
+
+/* ---- exposure ---- */
+
+/* True when the real path of inner is outer's or lies below it. */
+static bool path_within(const char *inner, const char *outer)
+{
+	size_t n = strlen(outer);
+	if (n == 1 && outer[0] == '/')
+		return true;
+	return strncmp(inner, outer, n) == 0 && (inner[n] == '\0' || inner[n] == '/');
+}
+
+int ev_check_exposure(const struct pol_task *task, char *why, size_t why_len)
+{
+	const struct pol_policy *pol = task->policy;
+	_cleanup_free_ char *ref = task->reference ? realpath(task->reference, NULL) : NULL;
+	_cleanup_free_ char *src = realpath(task->source, NULL);
+	for (size_t i = 0; i < pol->n_binds; i++) {
+		const struct pol_bind *b = &pol->binds[i];
+		if (path_within(b->dst, SBX_REFERENCE)) {
+			(void)snprintf(why, why_len, "filesystem.binds[%zu].dst '%s' is where the "
+				       "reference goes (expected another destination)", i, b->dst);
+			return -EPERM;
+		}
+		_cleanup_free_ char *real = realpath(b->src, NULL);
+		if (!real)
+			continue; /* an optional bind that is missing */
+		if (ref && path_within(ref, real)) {
+			(void)snprintf(why, why_len, "filesystem.binds[%zu].src '%s' holds the reference "
+				       "folder '%s': the agent would read it (expected a bind that "
+				       "leaves it out)", i, b->src, task->reference);
+			return -EPERM;
+		}
+		if (src && path_within(src, real)) {
+			(void)snprintf(why, why_len, "filesystem.binds[%zu].src '%s' holds the task file "
+				       "'%s': the agent would read the criteria (expected a bind that "
+				       "leaves it out)", i, b->src, task->source);
+			return -EPERM;
+		}
+	}
+	return 0;
+}
+
+/* ---- logs ---- */
+
+int ev_log_open(int dirfd, const char *name, char *tmp, size_t tmp_len)
+{
+	uint32_t rnd = 0;
+	if (getrandom(&rnd, sizeof(rnd), GRND_NONBLOCK) != sizeof(rnd))
+		rnd = (uint32_t)mono_ms();
+	(void)snprintf(tmp, tmp_len, ".%s.%d.%08x", name, (int)getpid(), rnd);
+	int fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_APPEND,
+			0644);
+	return fd < 0 ? -errno : fd;
+}
+
+int ev_log_commit(int dirfd, int *fd, const char *tmp, const char *name)
+{
+	int r = 0;
+	if (*fd < 0)
+		return 0;
+	if (fsync(*fd) < 0)
+		r = -errno;
+	(void)close(*fd);
+	*fd = -1;
+	struct stat st;
+	if (r >= 0 && fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISREG(st.st_mode))
+		r = -EEXIST; /* never rename over a folder or a planted symlink */
+	if (r >= 0 && renameat(dirfd, tmp, dirfd, name) < 0)
+		r = -errno;
+	if (r < 0)
+		(void)unlinkat(dirfd, tmp, 0);
+	return r;
+}
+
+static void log_printf(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void log_printf(int fd, const char *fmt, ...)
+{
+	if (fd < 0)
+		return;
+	char buf[8192];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		(void)io_write_all(fd, buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
+}
+
+static void log_argv(int fd, const char *what, char *const *argv)
+{
+	log_printf(fd, "== %s:", what);
+	for (size_t i = 0; argv[i]; i++)
+		log_printf(fd, " %s", argv[i]);
+	log_printf(fd, "\n");
+}
+
+static void log_end(int fd, const struct sup_run_result *res)
+{
+	log_printf(fd, "\n-- %s, exit code %d, %" PRIu64 " ms%s%s\n\n", sup_reason_name(res->reason),
+		   res->exit_code, res->duration_ms, res->error[0] ? ": " : "", res->error);
+}
+
+/* ---- running one command ---- */
+
+enum step_kind { STEP_SETUP, STEP_AGENT, STEP_CRITERION, STEP_TEARDOWN };
+
+static const char *const criteria_env[] = {
+	"PATH=/usr/local/bin:/usr/bin:/bin",
+	"PYTHONSAFEPATH=1",
+	"GIT_NO_REPLACE_OBJECTS=1",
+	NULL,
+};
+
+/* NAME=value for each name set on the host, for a task's env.pass. */
+static char **pass_env(char *const *names, size_t n)
+{
+	char **v = calloc(n + 1, sizeof(char *));
+	if (!v)
+		return NULL;
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++) {
+		const char *val = secure_getenv(names[i]);
+		if (!val)
+			continue;
+		if (asprintf(&v[k], "%s=%s", names[i], val) < 0) {
+			v[k] = NULL;
+			ev_argv_free(v);
+			return NULL;
+		}
+		k++;
+	}
+	return v;
+}
+
+static int run_step(struct ev_run *ev, enum step_kind kind, char *const *raw, size_t n_raw,
+		    uint64_t timeout_ms, char *const *env_pass, size_t n_env_pass,
+		    struct sup_sink *out, struct sup_sink *err, struct ev_step *step)
+{
+	const struct pol_task *t = ev->task;
+	char **argv = ev_substitute(raw, n_raw, t->task_id);
+	char **extra = pass_env(env_pass, n_env_pass);
+	if (!argv || !extra) {
+		ev_argv_free(argv);
+		ev_argv_free(extra);
+		return -ENOMEM;
+	}
+	uint64_t wall = t->policy->wall_ms;
+	struct sup_run_opts o = {
+		.policy = t->policy,
+		.policy_label = t->source,
+		.workspace = ev->workspace,
+		.timeout_ms = wall && wall < timeout_ms ? wall : timeout_ms,
+		.timeout_set = true,
+		.argv = argv,
+		.out = out,
+		.err = err,
+		.env_extra = extra,
+	};
+	bool grading = kind == STEP_CRITERION || kind == STEP_TEARDOWN;
+	if (grading) {
+		o.env_force = (char *const *)criteria_env;
+		o.no_env_pass = true;
+		if (t->reference && !(ev->stamps & EV_STAMP_REFERENCE_MISSING))
+			o.reference = t->reference;
+	}
+	if (kind == STEP_CRITERION)
+		o.workspace_overlay = true;
+	(void)sup_run(&o, &step->res);
+	step->ran = true;
+	if (step->res.reason == SUP_REASON_SETUP_FAILED)
+		ev->host_failed = true;
+	if (step->res.cg_version == 0 && (t->policy->unsafe & POL_UNSAFE_NO_CGROUP))
+		ev->stamps |= EV_STAMP_NO_CGROUP;
+	ev->privileged = step->res.privileged;
+	ev->cgroup_version = step->res.cg_version;
+	(void)snprintf(ev->kernel, sizeof(ev->kernel), "%s", step->res.kernel);
+	for (size_t i = 0; i < ELEMENTSOF(ev->weakenings) && i < ELEMENTSOF(step->res.weakenings);
+	     i++)
+		ev->weakenings[i] = step->res.weakenings[i];
+	ev_argv_free(argv);
+	ev_argv_free(extra);
+	return 0;
+}
+
+/* ok, failed, timeout or error: how a setup, criterion or teardown step ended. */
+static const char *step_status(const struct sup_run_result *r)
+{
+	switch (r->reason) {
+	case SUP_REASON_EXITED:
+		return r->exit_code == 0 ? "ok" : "failed";
+	case SUP_REASON_WALL_TIMEOUT:
+		return "timeout";
+	case SUP_REASON_SETUP_FAILED:
+	case SUP_REASON_ATTESTATION_FAILED:
+	case SUP_REASON_PROTOCOL_VIOLATION:
+		return "error";
+	case SUP_REASON_SIGNALED:
+	case SUP_REASON_CPU_LIMIT:
+	case SUP_REASON_OOM:
+	case SUP_REASON_PIDS_LIMIT:
+	case SUP_REASON_OUTPUT_CAP:
+		return "failed";
+	}
+	return "error";
+}
+
+static bool step_ok(const struct ev_step *s)
+{
+	return s->ran && strcmp(step_status(&s->res), "ok") == 0;
+}
+
+static void run_logged(struct ev_run *ev, enum step_kind kind, const char *what,
+		       const struct pol_task_step *ts, int log_fd, struct ev_step *step)
+{
+	struct sup_sink out = { .fd = log_fd, .cap = EV_DEFAULT_OUTPUT_CAP };
+	struct sup_sink err = { .fd = log_fd, .cap = EV_DEFAULT_OUTPUT_CAP };
+	char **shown = ev_substitute(ts->argv, ts->n_argv, ev->task->task_id);
+	if (shown)
+		log_argv(log_fd, what, shown);
+	ev_argv_free(shown);
+	if (run_step(ev, kind, ts->argv, ts->n_argv, ts->timeout_ms, NULL, 0, &out, &err, step) <
+	    0) {
+		step->ran = true;
+		step->res.reason = SUP_REASON_SETUP_FAILED;
+		(void)snprintf(step->res.error, sizeof(step->res.error), "out of memory");
+	}
+	log_end(log_fd, &step->res);
+}
+
+/* ---- phases ---- */
+
+static void ev_setup(struct ev_run *ev, int log_fd)
+{
+	uint64_t t0 = mono_ms();
+	for (size_t i = 0; i < ev->task->n_setup; i++) {
+		char what[32];
+		(void)snprintf(what, sizeof(what), "setup[%zu]", i);
+		run_logged(ev, STEP_SETUP, what, &ev->task->setup[i], log_fd, &ev->setup[i]);
+		ev->n_setup_ran = i + 1;
+		if (!step_ok(&ev->setup[i]) && ev->task->setup[i].fail_on_error) {
+			ev->setup_failed = true;
+			break;
+		}
+	}
+	ev->setup_ms = mono_ms() - t0;
+}
+
+static int open_stream(int dirfd, const char *name)
+{
+	int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	return fd < 0 ? -errno : fd;
+}
+
+static int ev_agent(struct ev_run *ev)
+{
+	const struct pol_task *t = ev->task;
+	uint64_t cap = t->policy->output_bytes ? t->policy->output_bytes : EV_DEFAULT_OUTPUT_CAP;
+	int fo = open_stream(ev->dirfd, "agent.stdout");
+	if (fo < 0)
+		return fo;
+	ev->agent_out.fd = fo;
+	int fe = open_stream(ev->dirfd, "agent.stderr");
+	if (fe < 0)
+		return fe;
+	ev->agent_err.fd = fe;
+	ev->agent_out.cap = ev->agent_err.cap = cap;
+	int r = run_step(ev, STEP_AGENT, t->agent.argv, t->agent.n_argv, t->agent.timeout_ms,
+			 t->agent.env_pass, t->agent.n_env_pass, &ev->agent_out, &ev->agent_err,
+			 &ev->agent);
+	if (r < 0)
+		return r;
+	if (fsync(fo) < 0 || fsync(fe) < 0)
+		return -errno;
+	if (ev->agent_out.truncated || ev->agent_err.truncated)
+		ev->stamps |= EV_STAMP_OUTPUT_TRUNCATED;
+	if (ev->agent_out.error || ev->agent_err.error)
+		return ev->agent_out.error ? ev->agent_out.error : ev->agent_err.error;
+	return 0;
+}
+
+/*
+ * Reap: sup_run has already killed the agent's sandbox. Its pid namespace died with the
+ * worker; the cgroup (when there is one) must have been found empty.
+ */
+static void ev_reap(struct ev_run *ev)
+{
+	uint64_t t0 = mono_ms();
+	const struct sup_run_result *r = &ev->agent.res;
+	ev->reap_ok = ev->agent.ran && r->reason != SUP_REASON_SETUP_FAILED &&
+		      (r->cg_version == 0 || r->cg_emptied);
+	ev->reap_ms = mono_ms() - t0;
+}
+
+static void judge_command(struct ev_run *ev, size_t i, int log_fd)
+{
+	const struct pol_task_criterion *c = &ev->task->criteria[i];
+	struct ev_criterion *ec = &ev->crit[i];
+	const struct pol_task_command *cmd = &c->command;
+	char what[48];
+	(void)snprintf(what, sizeof(what), "criteria[%zu]", i);
+	if ((ev->stamps & EV_STAMP_REFERENCE_MISSING) && uses_reference(cmd->argv, cmd->n_argv)) {
+		struct sup_crit_outcome o = { .error = "the reference folder is missing" };
+		sup_crit_judge_command(c, &o, &ec->result);
+		return;
+	}
+	struct sup_sink out = { .fd = -1, .cap = EV_CRITERION_OUTPUT_CAP };
+	struct sup_sink err = { .fd = -1, .cap = EV_CRITERION_OUTPUT_CAP };
+	char **shown = ev_substitute(cmd->argv, cmd->n_argv, ev->task->task_id);
+	if (shown)
+		log_argv(log_fd, what, shown);
+	ev_argv_free(shown);
+	int r = run_step(ev, STEP_CRITERION, cmd->argv, cmd->n_argv, cmd->timeout_ms, cmd->env_pass,
+			 cmd->n_env_pass, &out, &err, &ec->step);
+	const struct sup_run_result *res = &ec->step.res;
+	log_printf(log_fd, "-- stdout (%" PRIu64 " bytes%s):\n", out.total,
+		   out.truncated ? ", truncated" : "");
+	if (out.buf)
+		(void)io_write_all(log_fd, out.buf, (size_t)out.kept);
+	log_printf(log_fd, "\n-- stderr (%" PRIu64 " bytes%s):\n", err.total,
+		   err.truncated ? ", truncated" : "");
+	if (err.buf)
+		(void)io_write_all(log_fd, err.buf, (size_t)err.kept);
+	log_end(log_fd, res);
+
+	struct sup_crit_outcome o = {
+		.started = r == 0 && res->reason != SUP_REASON_SETUP_FAILED &&
+			   res->reason != SUP_REASON_ATTESTATION_FAILED &&
+			   res->reason != SUP_REASON_PROTOCOL_VIOLATION,
+		.timed_out = res->reason == SUP_REASON_WALL_TIMEOUT,
+		.signaled = res->reason != SUP_REASON_EXITED && res->reason != SUP_REASON_WALL_TIMEOUT &&
+			    res->signal > 0,
+		.signal = res->signal,
+		.exit_code = res->status,
+		.out = out.buf ? out.buf : "",
+		.out_len = (size_t)out.kept,
+		.out_truncated = out.truncated,
+		.error = r < 0 ? "out of memory" : res->error,
+	};
+	if (o.started && res->reason == SUP_REASON_PIDS_LIMIT && !o.signaled)
+		o.exit_code = res->status;
+	sup_crit_judge_command(c, &o, &ec->result);
+	free(out.buf);
+	free(err.buf);
+}
+
+void ev_grade(struct ev_run *ev, int log_fd)
+{
+	const struct pol_task *t = ev->task;
+	(void)clock_gettime(CLOCK_REALTIME, &ev->grade_started);
+	uint64_t t0 = mono_ms();
+	if (t->reference) {
+		struct stat st;
+		if (lstat(t->reference, &st) < 0 || !S_ISDIR(st.st_mode))
+			ev->stamps |= EV_STAMP_REFERENCE_MISSING;
+	}
+	_cleanup_close_ int ws = openat(ev->dirfd, "workspace", O_PATH | O_DIRECTORY | O_NOFOLLOW |
+								     O_CLOEXEC);
+	for (size_t i = 0; i < t->n_criteria; i++) {
+		const struct pol_task_criterion *c = &t->criteria[i];
+		struct ev_criterion *ec = &ev->crit[i];
+		if (c->check == POL_TASK_COMMAND) {
+			judge_command(ev, i, log_fd);
+		} else if (ws < 0) {
+			ec->result.error = true;
+			(void)snprintf(ec->result.details, sizeof(ec->result.details),
+				       "the workspace cannot be opened: %s", strerror(errno));
+		} else {
+			sup_crit_eval_static(ws, c, &ec->result);
+		}
+		if (ec->result.error)
+			ev->grade_error = true;
+	}
+	/* Σ score·weight / Σ weight over the criteria that count. */
+	uint64_t num = 0, den = 0;
+	for (size_t i = 0; i < t->n_criteria; i++) {
+		uint64_t w = t->criteria[i].weight_milli;
+		num += w * ev->crit[i].result.score_milli;
+		den += w;
+	}
+	ev->score_milli = den ? (uint32_t)(num / den) : 0;
+	ev->graded = true;
+	ev->grades++;
+	ev->grade_ms = mono_ms() - t0;
+}
+
+void ev_verdict(struct ev_run *ev)
+{
+	const struct pol_task *t = ev->task;
+	bool all_pass = true;
+	for (size_t i = 0; i < t->n_criteria; i++)
+		if (t->criteria[i].weight_milli > 0 && !ev->crit[i].result.passed)
+			all_pass = false;
+	const struct sup_run_result *a = &ev->agent.res;
+	bool agent_error = ev->agent.ran && strcmp(step_status(a), "error") == 0;
+	if (ev->setup_failed)
+		ev->status = EV_SETUP_FAILED;
+	else if (!ev->agent.ran || agent_error || !ev->reap_ok || ev->grade_error)
+		ev->status = EV_ERROR;
+	else if (a->reason == SUP_REASON_WALL_TIMEOUT)
+		ev->status = EV_TIMEOUT;
+	else if (!ev->graded)
+		ev->status = EV_NOT_GRADED;
+	else
+		ev->status = all_pass ? EV_SUCCESS : EV_FAILURE;
+}
+
+void ev_teardown(struct ev_run *ev, int log_fd)
+{
+	uint64_t t0 = mono_ms();
+	for (size_t i = 0; i < ev->task->n_teardown; i++) {
+		char what[32];
+		(void)snprintf(what, sizeof(what), "teardown[%zu]", i);
+		run_logged(ev, STEP_TEARDOWN, what, &ev->task->teardown[i], log_fd, &ev->teardown[i]);
+		ev->n_teardown_ran = i + 1;
+		if (!step_ok(&ev->teardown[i]))
+			ev->teardown_failed = true;
+	}
+	if (ev->teardown_failed)
+		ev->stamps |= EV_STAMP_TEARDOWN_FAILED;
+	ev->teardown_ms = mono_ms() - t0;
+}
+
+int ev_exit_code(const struct ev_run *ev)
+{
+	if (ev->host_failed)
+		return EV_EXIT_HOST;
+	switch (ev->status) {
+	case EV_SUCCESS:
+	case EV_NOT_GRADED:
+		return EV_EXIT_SUCCESS;
+	case EV_FAILURE:
+	case EV_TIMEOUT:
+		return EV_EXIT_FAILURE;
+	case EV_SETUP_FAILED:
+	case EV_ERROR:
+		return EV_EXIT_ERROR;
+	}
+	return EV_EXIT_ERROR;
+}
+
+/* ---- the record ---- */
+
+static bool add_num(cJSON *o, const char *k, double v)
+{
+	return cJSON_AddNumberToObject(o, k, v) != NULL;
+}
+
+static bool add_num_or_null(cJSON *o, const char *k, bool have, double v)
+{
+	return have ? add_num(o, k, v) : cJSON_AddNullToObject(o, k) != NULL;
+}
+
+static bool add_time(cJSON *o, const char *k, const struct timespec *ts)
+{
+	char buf[40];
+	sup_rfc3339(ts, false, buf);
+	return cJSON_AddStringToObject(o, k, buf) != NULL;
+}
+
+static cJSON *step_json(const struct sup_run_result *r, const char *status)
+{
+	cJSON *o = cJSON_CreateObject();
+	if (!o)
+		return NULL;
+	bool have_code = r->have_exited && r->reason != SUP_REASON_SIGNALED &&
+			 r->reason != SUP_REASON_OOM && r->reason != SUP_REASON_CPU_LIMIT &&
+			 r->exited.how != WIRE_EXIT_SIGNAL && r->status >= 0 && r->status <= 255;
+	bool have_sig = r->signal > 0 && r->signal <= 64;
+	bool ok = cJSON_AddStringToObject(o, "status", status) &&
+		  cJSON_AddStringToObject(o, "reason", sup_reason_name(r->reason)) &&
+		  add_num_or_null(o, "exit_code", have_code, r->status) &&
+		  add_num_or_null(o, "signal", have_sig, r->signal) &&
+		  (r->error[0] ? cJSON_AddStringToObject(o, "detail", r->error)
+			       : cJSON_AddNullToObject(o, "detail")) &&
+		  add_time(o, "started_at", &r->started_real) &&
+		  add_num(o, "duration_ms", (double)r->duration_ms) &&
+		  add_num_or_null(o, "peak_memory_bytes", r->have_cg && r->cg.have_memory_peak,
+				  (double)r->cg.memory_peak_bytes) &&
+		  add_num_or_null(o, "cpu_usec", r->have_cg && r->cg.have_cpu, (double)r->cg.cpu_usec);
+	if (!ok) {
+		cJSON_Delete(o);
+		return NULL;
+	}
+	return o;
+}
+
+static cJSON *steps_phase(const struct ev_step *steps, size_t n, const char *status, uint64_t ms)
+{
+	_cleanup_(cJSON_Deletep) cJSON *o = cJSON_CreateObject();
+	if (!o || !cJSON_AddStringToObject(o, "status", status) ||
+	    !add_num(o, "duration_ms", (double)ms))
+		return NULL;
+	cJSON *arr = cJSON_AddArrayToObject(o, "steps");
+	for (size_t i = 0; arr && i < n; i++) {
+		cJSON *s = step_json(&steps[i].res, step_status(&steps[i].res));
+		if (!s || !cJSON_AddItemToArray(arr, s)) {
+			cJSON_Delete(s);
+			return NULL;
+		}
+	}
+	return arr ? TAKE_PTR(o) : NULL;
+}
+
+static cJSON *stream_json(const char *file, const struct sup_sink *k)
+{
+	cJSON *o = cJSON_CreateObject();
+	if (!o || !cJSON_AddStringToObject(o, "file", file) || !add_num(o, "bytes", (double)k->total) ||
+	    !add_num(o, "kept", (double)k->kept) || !cJSON_AddBoolToObject(o, "truncated", k->truncated)) {
+		cJSON_Delete(o);
+		return NULL;
+	}
+	return o;
+}
+
+static cJSON *agent_json(const struct ev_run *ev)
+{
+	if (!ev->agent.ran)
+		return cJSON_CreateNull();
+	const struct sup_run_result *r = &ev->agent.res;
+	const char *status = r->reason == SUP_REASON_WALL_TIMEOUT ? "timeout"
+			     : strcmp(step_status(r), "error") == 0 ? "error" : "ok";
+	_cleanup_(cJSON_Deletep) cJSON *o = step_json(r, status);
+	if (!o)
+		return NULL;
+	cJSON *so = stream_json("agent.stdout", &ev->agent_out);
+	if (!so || !cJSON_AddItemToObject(o, "stdout", so)) {
+		cJSON_Delete(so);
+		return NULL;
+	}
+	cJSON *se = stream_json("agent.stderr", &ev->agent_err);
+	if (!se || !cJSON_AddItemToObject(o, "stderr", se)) {
+		cJSON_Delete(se);
+		return NULL;
+	}
+	return TAKE_PTR(o);
+}
+
+static cJSON *criteria_json(const struct ev_run *ev)
+{
+	const struct pol_task *t = ev->task;
+	_cleanup_(cJSON_Deletep) cJSON *arr = cJSON_CreateArray();
+	for (size_t i = 0; arr && i < t->n_criteria; i++) {
+		const struct pol_task_criterion *c = &t->criteria[i];
+		const struct ev_criterion *ec = &ev->crit[i];
+		cJSON *o = cJSON_CreateObject();
+		if (!o || !cJSON_AddItemToArray(arr, o)) {
+			cJSON_Delete(o);
+			return NULL;
+		}
+		bool evaluated = ev->graded && ec->result.evaluated;
+		bool ok = cJSON_AddStringToObject(o, "description", c->description) &&
+			  cJSON_AddStringToObject(o, "check", pol_task_check_name(c->check)) &&
+			  add_num(o, "weight", c->weight_milli / 1000.0) &&
+			  add_num(o, "pass_threshold", c->pass_threshold_milli / 1000.0) &&
+			  cJSON_AddBoolToObject(o, "evaluated", evaluated) &&
+			  add_num_or_null(o, "score", evaluated, ec->result.score_milli / 1000.0) &&
+			  cJSON_AddBoolToObject(o, "passed", evaluated && ec->result.passed) &&
+			  cJSON_AddStringToObject(o, "details",
+						  ev->graded ? ec->result.details : "not graded");
+		if (ok && ec->step.ran) {
+			cJSON *s = step_json(&ec->step.res, step_status(&ec->step.res));
+			ok = s && cJSON_AddItemToObject(o, "run", s);
+			if (!ok)
+				cJSON_Delete(s);
+		} else if (ok) {
+			ok = cJSON_AddNullToObject(o, "run") != NULL;
+		}
+		if (!ok)
+			return NULL;
+	}
+	return arr ? TAKE_PTR(arr) : NULL;
+}
+
+/* Adds base's key (duplicated) to o, or, without base, the item made by make (taken). */
+static bool carry(cJSON *o, const char *key, const cJSON *base, cJSON *made)
+{
+	cJSON *item = made;
+	if (base) {
+		cJSON_Delete(made);
+		const cJSON *from = cJSON_GetObjectItemCaseSensitive(base, key);
+		item = from ? cJSON_Duplicate(from, true) : NULL;
+	}
+	if (!item || !cJSON_AddItemToObject(o, key, item)) {
+		cJSON_Delete(item);
+		return false;
+	}
+	return true;
+}
+
+cJSON *ev_record_json(const struct ev_run *ev, const cJSON *base)
+{
+	const struct pol_task *t = ev->task;
+	const cJSON *base_phases = base ? cJSON_GetObjectItemCaseSensitive(base, "phases") : NULL;
+	_cleanup_(cJSON_Deletep) cJSON *root = cJSON_CreateObject();
+	if (!root)
+		return NULL;
+	struct timespec now;
+	(void)clock_gettime(CLOCK_REALTIME, &now);
+	bool ok = add_num(root, "schema_version", EV_SCHEMA_VERSION) &&
+		  cJSON_AddStringToObject(root, "kind", "warden-eval-run") &&
+		  cJSON_AddStringToObject(root, "warden_version", WARDEN_VERSION) &&
+		  cJSON_AddStringToObject(root, "run_id", ev->run_id);
+	cJSON *task = ok ? cJSON_AddObjectToObject(root, "task") : NULL;
+	ok = ok && task && cJSON_AddStringToObject(task, "id", t->task_id) &&
+	     cJSON_AddStringToObject(task, "source", t->source) &&
+	     cJSON_AddStringToObject(task, "digest", ev->task_digest);
+
+	cJSON *pol = cJSON_CreateObject();
+	bool pol_ok = pol && cJSON_AddStringToObject(pol, "digest", ev->policy_digest);
+	cJSON *weak = pol_ok ? cJSON_AddArrayToObject(pol, "weakenings") : NULL;
+	pol_ok = pol_ok && weak;
+	for (size_t i = 0; pol_ok && i < ELEMENTSOF(ev->weakenings) && ev->weakenings[i]; i++)
+		pol_ok = cJSON_AddItemToArray(weak, cJSON_CreateString(ev->weakenings[i]));
+	/* cJSON_AddItemToObject puts policy before created_at, as the schema lists them. */
+	ok = ok && carry(root, "policy", base, pol_ok ? pol : (cJSON_Delete(pol), NULL));
+
+	cJSON *created = cJSON_CreateString("");
+	if (created) {
+		char buf[40];
+		sup_rfc3339(&ev->created, false, buf);
+		cJSON_SetValuestring(created, buf);
+	}
+	ok = ok && carry(root, "created_at", base, created) && add_time(root, "updated_at", &now);
+
+	cJSON *host = cJSON_CreateObject();
+	bool host_ok = host && cJSON_AddStringToObject(host, "kernel", ev->kernel) &&
+		       cJSON_AddStringToObject(host, "mode",
+					       ev->privileged ? "privileged" : "unprivileged") &&
+		       add_num(host, "cgroup_version", ev->cgroup_version);
+	ok = ok && carry(root, "host", base, host_ok ? host : (cJSON_Delete(host), NULL));
+
+	cJSON *phases = ok ? cJSON_AddObjectToObject(root, "phases") : NULL;
+	ok = ok && phases;
+	const char *setup_status = ev->setup_failed ? "failed"
+				   : ev->n_setup_ran ? "ok" : "skipped";
+	ok = ok && carry(phases, "setup", base_phases,
+			 steps_phase(ev->setup, ev->n_setup_ran, setup_status, ev->setup_ms));
+	ok = ok && carry(phases, "agent", base_phases, agent_json(ev));
+	cJSON *reap = cJSON_CreateObject();
+	bool reap_ok = reap &&
+		       cJSON_AddStringToObject(reap, "status", !ev->agent.ran ? "skipped"
+							       : ev->reap_ok ? "ok" : "failed") &&
+		       cJSON_AddBoolToObject(reap, "cgroup_emptied", ev->agent.res.cg_emptied) &&
+		       add_num(reap, "duration_ms", (double)ev->reap_ms);
+	ok = ok && carry(phases, "reap", base_phases, reap_ok ? reap : (cJSON_Delete(reap), NULL));
+
+	cJSON *grade = ok ? cJSON_AddObjectToObject(phases, "grade") : NULL;
+	ok = ok && grade &&
+	     cJSON_AddStringToObject(grade, "status", !ev->graded ? "skipped"
+							: ev->grade_error ? "error" : "ok") &&
+	     cJSON_AddStringToObject(grade, "by", ev->graded_by_grade ? "grade" : "eval") &&
+	     (ev->graded ? add_time(grade, "started_at", &ev->grade_started)
+			 : cJSON_AddNullToObject(grade, "started_at") != NULL) &&
+	     add_num(grade, "duration_ms", (double)ev->grade_ms) &&
+	     cJSON_AddStringToObject(grade, "log", "grade.log");
+	cJSON *td = ok ? steps_phase(ev->teardown, ev->n_teardown_ran,
+				     ev->teardown_failed ? "failed"
+				     : ev->n_teardown_ran ? "ok" : "skipped",
+				     ev->teardown_ms)
+		       : NULL;
+	ok = ok && td && cJSON_AddItemToObject(phases, "teardown", td);
+	if (!ok)
+		cJSON_Delete(td);
+
+	cJSON *crit = ok ? criteria_json(ev) : NULL;
+	ok = ok && crit && cJSON_AddItemToObject(root, "criteria", crit);
+	if (!ok)
+		cJSON_Delete(crit);
+	ok = ok && add_num_or_null(root, "score", ev->graded, ev->score_milli / 1000.0) &&
+	     cJSON_AddStringToObject(root, "status", ev_status_name(ev->status));
+	cJSON *stamps = ok ? cJSON_AddArrayToObject(root, "stamps") : NULL;
+	ok = ok && stamps;
+	for (size_t i = 0; ok && i < ELEMENTSOF(stamp_names); i++)
+		if (ev->stamps & stamp_names[i].bit)
+			ok = cJSON_AddItemToArray(stamps, cJSON_CreateString(stamp_names[i].name));
+	ok = ok && add_num(root, "grades", (double)ev->grades);
+	cJSON *id = NULL;
+	if (ok && !base && ev->agent.ran && ev->agent.res.identity.checked)
+		id = sup_identity_json(&ev->agent.res.identity);
+	else if (ok && !base)
+		id = cJSON_CreateNull();
+	ok = ok && carry(root, "identity", base, id);
+	return ok ? TAKE_PTR(root) : NULL;
+}
+
+int ev_record_write(const struct ev_run *ev, const cJSON *base)
+{
+	_cleanup_(cJSON_Deletep) cJSON *json = ev_record_json(ev, base);
+	if (!json)
+		return -ENOMEM;
+	_cleanup_free_ char *text = cJSON_Print(json);
+	if (!text)
+		return -ENOMEM;
+	size_t len = strlen(text);
+	_cleanup_free_ char *line = malloc(len + 2);
+	if (!line)
+		return -ENOMEM;
+	memcpy(line, text, len);
+	line[len] = '\n';
+	line[len + 1] = '\0';
+	return sup_write_atomic(ev->dirfd, "record.json", line, len + 1);
+}
+
+/* ---- warden eval ---- */
+
+/* What a child tells its parent about one task. */
+struct ev_outcome {
+	int code;
+	int status;            /* enum ev_status, or -1 when no run folder was made */
+	uint32_t score_milli;
+	bool graded;
+	uint64_t ms;
+	char task_id[TASK_MAX_ID + 1];
+	char run_dir[4096];
+	char error[2048];
+};
+
+/* Runs one task from start to end; fills *out. */
+static void eval_one(const char *path, const char *out_dir, bool no_grade, struct ev_outcome *out)
+{
+	uint64_t t0 = mono_ms();
+	out->status = -1;
+	out->code = EV_EXIT_ERROR;
+	_cleanup_(pol_task_freep) struct pol_task *task = NULL;
+	struct pol_diag diag;
+	struct ev_run ev;
+	ev_run_init(&ev);
+	int r = sup_load_task_digest(path, &task, &diag, ev.task_digest);
+	if (r == -EINVAL || r == -E2BIG) {
+		(void)snprintf(out->error, sizeof(out->error), "%.600s:%u:%u: %s", diag.file, diag.line,
+			       diag.column, diag.message);
+		return;
+	}
+	if (r < 0) {
+		(void)snprintf(out->error, sizeof(out->error), "%s: %s", path, strerror(-r));
+		return;
+	}
+	(void)snprintf(out->task_id, sizeof(out->task_id), "%s", task->task_id);
+	char why[640];
+	if (sup_check_host_paths(task->policy, why, sizeof(why)) < 0 ||
+	    ev_check_exposure(task, why, sizeof(why)) < 0) {
+		(void)snprintf(out->error, sizeof(out->error), "%.600s: %s", path, why);
+		return;
+	}
+	_cleanup_free_ char *normal = NULL;
+	if (pol_to_json(task->policy, &normal) < 0) {
+		(void)snprintf(out->error, sizeof(out->error), "%s: out of memory", path);
+		return;
+	}
+	sup_digest_hex(normal, strlen(normal), ev.policy_digest);
+	ev.task = task;
+	ev.no_grade = no_grade;
+	struct utsname u;
+	(void)snprintf(ev.kernel, sizeof(ev.kernel), "%s", uname(&u) == 0 ? u.release : "unknown");
+	ev.privileged = sup_decide_privileged(sup_in_init_userns());
+	(void)clock_gettime(CLOCK_REALTIME, &ev.created);
+
+	r = sup_rundir_create(out_dir, task->task_id, &ev.created, ev.run_dir, sizeof(ev.run_dir),
+			      &ev.dirfd, why, sizeof(why));
+	if (r < 0) {
+		(void)snprintf(out->error, sizeof(out->error), "%s", why);
+		ev_run_done(&ev);
+		return;
+	}
+	const char *base = strrchr(ev.run_dir, '/');
+	(void)snprintf(ev.run_id, sizeof(ev.run_id), "%.150s", base ? base + 1 : ev.run_dir);
+	(void)snprintf(ev.workspace, sizeof(ev.workspace), "%s/workspace", ev.run_dir);
+	(void)snprintf(out->run_dir, sizeof(out->run_dir), "%s", ev.run_dir);
+
+	_cleanup_close_ int ws = openat(ev.dirfd, "workspace", O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+								     O_CLOEXEC);
+	r = ws < 0 ? -errno : 0;
+	if (r >= 0 && task->workspace_template)
+		r = sup_rundir_copy_template(task->workspace_template, ws, why, sizeof(why));
+	if (r >= 0)
+		r = sup_rundir_write_files(ws, task->files, task->n_files, why, sizeof(why));
+	if (r < 0) {
+		/* The run folder exists: it gets a record saying why nothing ran. */
+		(void)snprintf(out->error, sizeof(out->error), "%.600s: workspace: %s", ev.run_dir, why);
+		ev.status = EV_ERROR;
+		(void)ev_record_write(&ev, NULL);
+		out->status = (int)ev.status;
+		out->ms = mono_ms() - t0;
+		ev_run_done(&ev);
+		return;
+	}
+
+	char setup_tmp[128], grade_tmp[128];
+	_cleanup_close_ int setup_log = ev_log_open(ev.dirfd, "setup.log", setup_tmp,
+						    sizeof(setup_tmp));
+	_cleanup_close_ int grade_log = ev_log_open(ev.dirfd, "grade.log", grade_tmp,
+						    sizeof(grade_tmp));
+	if (setup_log < 0 || grade_log < 0) {
+		(void)snprintf(out->error, sizeof(out->error), "%.300s: cannot create its logs: %s",
+			       ev.run_dir, strerror(-(setup_log < 0 ? setup_log : grade_log)));
+		ev_run_done(&ev);
+		return;
+	}
+
+	ev_setup(&ev, setup_log);
+	(void)ev_log_commit(ev.dirfd, &setup_log, setup_tmp, "setup.log");
+	if (!ev.setup_failed) {
+		r = ev_agent(&ev);
+		if (r < 0)
+			(void)snprintf(out->error, sizeof(out->error), "%.300s: agent output: %s",
+				       ev.run_dir, strerror(-r));
+		ev_reap(&ev);
+		if (ev.reap_ok && !no_grade)
+			ev_grade(&ev, grade_log);
+	}
+	ev_verdict(&ev);
+	ev_teardown(&ev, grade_log);
+	(void)ev_log_commit(ev.dirfd, &grade_log, grade_tmp, "grade.log");
+
+	r = ev_record_write(&ev, NULL);
+	if (r < 0) {
+		(void)snprintf(out->error, sizeof(out->error), "%.300s: record.json cannot be written: %s",
+			       ev.run_dir, strerror(-r));
+		ev.status = EV_ERROR;
+	}
+	out->status = (int)ev.status;
+	out->code = r < 0 ? EV_EXIT_ERROR : ev_exit_code(&ev);
+	out->score_milli = ev.score_milli;
+	out->graded = ev.graded;
+	out->ms = mono_ms() - t0;
+	ev_run_done(&ev);
+}
+
+static const char usage_eval[] =
+	"Usage: warden eval [--out DIR] [--jobs N] [--no-grade] [--json] TASK.yaml...\n"
+	"\n"
+	"Runs each evaluation task (docs/eval.md): setup, the agent, reap, the criteria and\n"
+	"teardown, each command in a fresh sandbox of the task's policy, and writes a run folder\n"
+	"DIR/<task_id>-<UTC time>-<random>/ with record.json, agent.stdout, agent.stderr,\n"
+	"setup.log, grade.log and workspace/.\n"
+	"\n"
+	"  --out DIR    where run folders go (default: ./runs)\n"
+	"  --jobs N     run up to N tasks at once, 1..64 (default 1)\n"
+	"  --no-grade   run setup and the agent only; the status is NOT_GRADED\n"
+	"  --json       print the summary as JSON instead of a table\n"
+	"\n"
+	"Exit status: 0 every run SUCCESS (or NOT_GRADED); 1 some FAILURE or TIMEOUT; 2 some\n"
+	"ERROR or SETUP_FAILED, an invalid task, or bad usage; 4 the host cannot provide the\n"
+	"isolation the policy asks for (see warden doctor). The highest applies.\n";
+
+static volatile sig_atomic_t eval_signal;
+
+static void on_signal(int sig)
+{
+	eval_signal = sig;
+}
+
+static void print_summary(const struct ev_outcome *o, size_t n, bool json)
+{
+	if (json) {
+		_cleanup_(cJSON_Deletep) cJSON *arr = cJSON_CreateArray();
+		for (size_t i = 0; arr && i < n; i++) {
+			cJSON *e = cJSON_CreateObject();
+			if (!e || !cJSON_AddItemToArray(arr, e)) {
+				cJSON_Delete(e);
+				return;
+			}
+			(void)cJSON_AddStringToObject(e, "task_id", o[i].task_id);
+			if (o[i].status >= 0) {
+				(void)cJSON_AddStringToObject(e, "run_dir", o[i].run_dir);
+				(void)cJSON_AddStringToObject(e, "status",
+							      ev_status_name(o[i].status));
+			} else {
+				(void)cJSON_AddNullToObject(e, "run_dir");
+				(void)cJSON_AddStringToObject(e, "status", "ERROR");
+			}
+			if (o[i].graded)
+				(void)cJSON_AddNumberToObject(e, "score", o[i].score_milli / 1000.0);
+			else
+				(void)cJSON_AddNullToObject(e, "score");
+			if (o[i].error[0])
+				(void)cJSON_AddStringToObject(e, "error", o[i].error);
+			else
+				(void)cJSON_AddNullToObject(e, "error");
+		}
+		_cleanup_free_ char *text = arr ? cJSON_Print(arr) : NULL;
+		if (text)
+			printf("%s\n", text);
+		return;
+	}
+	printf("%-24s %-12s %6s %9s  %s\n", "TASK", "STATUS", "SCORE", "TIME", "RUN");
+	for (size_t i = 0; i < n; i++) {
+		char score[16] = "-";
+		if (o[i].graded)
+			(void)snprintf(score, sizeof(score), "%.3f", o[i].score_milli / 1000.0);
+		char secs[16];
+		(void)snprintf(secs, sizeof(secs), "%.1fs", (double)o[i].ms / 1000.0);
+		printf("%-24s %-12s %6s %9s  %s\n", o[i].task_id[0] ? o[i].task_id : "?",
+		       o[i].status >= 0 ? ev_status_name(o[i].status) : "ERROR", score, secs,
+		       o[i].status >= 0 ? o[i].run_dir : o[i].error);
+	}
+}
+
+static int read_full(int fd, void *buf, size_t len)
+{
+	char *p = buf;
+	while (len) {
+		ssize_t n = read(fd, p, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -EIO;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int sup_cmd_eval(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "out", required_argument, NULL, 'o' },
+		{ "jobs", required_argument, NULL, 'j' },
+		{ "no-grade", no_argument, NULL, 'n' },
+		{ "json", no_argument, NULL, 'J' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *out_dir = "runs";
+	long jobs = 1;
+	bool no_grade = false, json = false;
+	int c;
+	while ((c = getopt_long(argc, argv, "+o:j:h", longopts, NULL)) != -1) {
+		char *end = NULL;
+		switch (c) {
+		case 'o':
+			out_dir = optarg;
+			break;
+		case 'j':
+			errno = 0;
+			jobs = strtol(optarg, &end, 10);
+			if (errno || !end || *end || jobs < 1 || jobs > 64) {
+				fprintf(stderr, "warden eval: --jobs '%s' is not a number from 1 to 64\n",
+					optarg);
+				return EV_EXIT_ERROR;
+			}
+			break;
+		case 'n':
+			no_grade = true;
+			break;
+		case 'J':
+			json = true;
+			break;
+		case 'h':
+			fputs(usage_eval, stdout);
+			return 0;
+		default:
+			fputs(usage_eval, stderr);
+			return EV_EXIT_ERROR;
+		}
+	}
+	size_t n = (size_t)(argc - optind);
+	if (n == 0) {
+		fputs(usage_eval, stderr);
+		return EV_EXIT_ERROR;
+	}
+	char **tasks = argv + optind;
+	_cleanup_free_ struct ev_outcome *res = calloc(n, sizeof(*res));
+	_cleanup_free_ pid_t *pids = calloc(n, sizeof(pid_t));
+	_cleanup_free_ int *fds = calloc(n, sizeof(int));
+	if (!res || !pids || !fds) {
+		fprintf(stderr, "warden eval: out of memory\n");
+		return EV_EXIT_ERROR;
+	}
+	/* A signal to warden stops new runs; the running ones get it too and end cleanly. */
+	struct sigaction sa = { .sa_handler = on_signal };
+	sigemptyset(&sa.sa_mask);
+	(void)sigaction(SIGINT, &sa, NULL);
+	(void)sigaction(SIGTERM, &sa, NULL);
+	(void)sigaction(SIGHUP, &sa, NULL);
+	bool tty = isatty(STDERR_FILENO) == 1;
+	size_t next = 0, running = 0, done = 0;
+	(void)fflush(stdout);
+	(void)fflush(stderr);
+	while (done < n) {
+		while (!eval_signal && running < (size_t)jobs && next < n) {
+			int p[2];
+			if (pipe2(p, O_CLOEXEC) < 0) {
+				fprintf(stderr, "warden eval: pipe: %s\n", strerror(errno));
+				eval_signal = SIGTERM;
+				break;
+			}
+			pid_t pid = fork();
+			if (pid < 0) {
+				fprintf(stderr, "warden eval: fork: %s\n", strerror(errno));
+				(void)close(p[0]);
+				(void)close(p[1]);
+				eval_signal = SIGTERM;
+				break;
+			}
+			if (pid == 0) {
+				(void)close(p[0]);
+				(void)signal(SIGINT, SIG_DFL);
+				(void)signal(SIGTERM, SIG_DFL);
+				(void)signal(SIGHUP, SIG_DFL);
+				struct ev_outcome *o = calloc(1, sizeof(*o));
+				if (!o)
+					_exit(EV_EXIT_ERROR);
+				eval_one(tasks[next], out_dir, no_grade, o);
+				int wr = io_write_all(p[1], o, sizeof(*o));
+				_exit(wr < 0 ? EV_EXIT_ERROR : 0);
+			}
+			(void)close(p[1]);
+			pids[next] = pid;
+			fds[next] = p[0];
+			next++;
+			running++;
+		}
+		if (eval_signal && running == 0)
+			break;
+		if (tty)
+			fprintf(stderr, "\r\033[Kwarden eval: %zu/%zu done, %zu running", done, n,
+				running);
+		int status = 0;
+		pid_t pid = waitpid(-1, &status, 0);
+		if (pid < 0 && errno == EINTR) {
+			for (size_t i = 0; i < next; i++)
+				if (pids[i] > 0)
+					(void)kill(pids[i], eval_signal ? eval_signal : SIGTERM);
+			continue;
+		}
+		if (pid < 0)
+			break;
+		for (size_t i = 0; i < next; i++) {
+			if (pids[i] != pid)
+				continue;
+			pids[i] = 0;
+			if (read_full(fds[i], &res[i], sizeof(res[i])) < 0 || status != 0) {
+				memset(&res[i], 0, sizeof(res[i]));
+				res[i].status = -1;
+				res[i].code = EV_EXIT_ERROR;
+				(void)snprintf(res[i].error, sizeof(res[i].error),
+					       "%s: the run ended abnormally (%s %d)", tasks[i],
+					       WIFSIGNALED(status) ? "signal" : "status",
+					       WIFSIGNALED(status) ? WTERMSIG(status)
+								   : WEXITSTATUS(status));
+			}
+			res[i].task_id[sizeof(res[i].task_id) - 1] = '\0';
+			res[i].run_dir[sizeof(res[i].run_dir) - 1] = '\0';
+			res[i].error[sizeof(res[i].error) - 1] = '\0';
+			(void)close(fds[i]);
+			running--;
+			done++;
+			if (res[i].error[0])
+				fprintf(stderr, "%swarden eval: %s\n", tty ? "\r\033[K" : "",
+					res[i].error);
+		}
+	}
+	if (tty)
+		fprintf(stderr, "\r\033[K");
+	int code = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (i >= next) {
+			res[i].status = -1;
+			res[i].code = EV_EXIT_ERROR;
+			(void)snprintf(res[i].error, sizeof(res[i].error), "%s: not run (interrupted)",
+				       tasks[i]);
+		}
+		if (res[i].code > code)
+			code = res[i].code;
+	}
+	print_summary(res, n, json);
+	if (eval_signal)
+		return 128 + eval_signal;
+	return code;
+}

@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * eval: the phases of an evaluation run (docs/eval.md), shared by `warden eval`, which runs
+ * them all, and `warden grade`, which runs only grade and teardown on a recorded run.
+ *
+ * Every command runs through sup_run() in a fresh sandbox of the task's one policy: setup
+ * steps and the agent see the workspace read-write; command criteria see it through a
+ * throwaway overlay, with the reference read-only at /reference; teardown sees both. The
+ * verdict comes from exit codes, pipes the supervisor owns and the workspace as the
+ * supervisor reads it (supervisor/criteria.c), never from a file the agent could write.
+ */
+#pragma once
+
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "criteria.h"
+#include "run.h"
+#include "task.h"
+
+/* Exit codes of `warden eval` and `warden grade` (docs/eval.md). */
+#define EV_EXIT_SUCCESS 0
+#define EV_EXIT_FAILURE 1   /* FAILURE or TIMEOUT */
+#define EV_EXIT_ERROR 2     /* ERROR, SETUP_FAILED, bad usage, a task that does not validate */
+#define EV_EXIT_REFUSED 3   /* the trust gate refused */
+#define EV_EXIT_HOST 4      /* the host cannot provide the isolation asked for */
+
+/* The cap on each of the agent's streams when the policy's limits.output is 0. */
+#define EV_DEFAULT_OUTPUT_CAP (16u * 1024u * 1024u)
+/* How much of a command criterion's stdout is kept for its check (and of stderr for the log). */
+#define EV_CRITERION_OUTPUT_CAP (1024u * 1024u)
+
+enum ev_status {
+	EV_SETUP_FAILED,
+	EV_ERROR,
+	EV_TIMEOUT,
+	EV_NOT_GRADED,
+	EV_SUCCESS,
+	EV_FAILURE,
+};
+
+const char *ev_status_name(enum ev_status s);
+
+/* Stamps: gaps between phases, written to the record (docs/eval.md). */
+enum ev_stamp {
+	EV_STAMP_GRADED_WITHOUT_SETUP = 1u << 0,
+	EV_STAMP_REGRADED = 1u << 1,
+	EV_STAMP_OUTPUT_TRUNCATED = 1u << 2,
+	EV_STAMP_TEARDOWN_FAILED = 1u << 3,
+	EV_STAMP_REFERENCE_MISSING = 1u << 4,
+	EV_STAMP_NO_CGROUP = 1u << 5,
+};
+
+/* One command in one sandbox, and what became of it. */
+struct ev_step {
+	bool ran;                   /* sup_run was called */
+	struct sup_run_result res;
+};
+
+struct ev_criterion {
+	struct sup_crit_result result;
+	struct ev_step step;        /* command criteria */
+};
+
+/* One evaluation run: the task, its folder and everything each phase found. */
+struct ev_run {
+	const struct pol_task *task;  /* borrowed */
+	char task_digest[72];
+	char policy_digest[72];
+	const char *weakenings[16];
+	char run_dir[4096];           /* as given or created */
+	char run_id[160];
+	int dirfd;                    /* the run folder (owned) */
+	char workspace[4200];         /* run_dir/workspace */
+	struct timespec created;
+	bool no_grade;
+	bool graded_by_grade;         /* `warden grade`, not `eval` */
+	bool host_failed;             /* a sandbox could not be built: exit 4 */
+	char kernel[65];
+	bool privileged;
+	int cgroup_version;
+
+	/* setup */
+	struct ev_step setup[TASK_MAX_STEPS];
+	size_t n_setup_ran;
+	bool setup_failed;
+	uint64_t setup_ms;
+	/* agent */
+	struct ev_step agent;
+	struct sup_sink agent_out, agent_err;
+	/* reap */
+	bool reap_ok;
+	uint64_t reap_ms;
+	/* grade */
+	bool graded;
+	bool grade_error;
+	struct timespec grade_started;
+	uint64_t grade_ms;
+	struct ev_criterion crit[TASK_MAX_CRITERIA];
+	uint32_t score_milli;
+	/* teardown */
+	struct ev_step teardown[TASK_MAX_STEPS];
+	size_t n_teardown_ran;
+	bool teardown_failed;
+	uint64_t teardown_ms;
+
+	uint32_t stamps;
+	enum ev_status status;
+	uint64_t grades;
+};
+
+void ev_run_init(struct ev_run *ev);
+void ev_run_done(struct ev_run *ev);
+
+/*
+ * Refuses a task whose policy would show the agent its grading material: a bind at or below
+ * /reference, or a bind source that holds the reference folder or the task file. Returns 0
+ * or -EPERM with why.
+ */
+int ev_check_exposure(const struct pol_task *task, char *why, size_t why_len);
+
+/* Grade (criteria) then verdict then teardown; the agent phase must be done (or recorded). */
+void ev_grade(struct ev_run *ev, int log_fd);
+void ev_verdict(struct ev_run *ev);
+void ev_teardown(struct ev_run *ev, int log_fd);
+
+/* The exit code one run stands for. */
+int ev_exit_code(const struct ev_run *ev);
+
+/*
+ * The record of ev as JSON (docs/eval.md). base, when not NULL, is the record being regraded:
+ * its setup, agent, reap, identity, created_at, host and policy are carried over unchanged.
+ */
+cJSON *ev_record_json(const struct ev_run *ev, const cJSON *base);
+
+/* Writes the record atomically into the run folder. Returns 0 or -errno. */
+int ev_record_write(const struct ev_run *ev, const cJSON *base);
+
+/* Opens a fresh log (grade.log, setup.log) to be renamed into place by ev_log_commit. */
+int ev_log_open(int dirfd, const char *name, char *tmp, size_t tmp_len);
+int ev_log_commit(int dirfd, int *fd, const char *tmp, const char *name);
+
+/* Placeholders substituted element by element (docs/eval.md). Returns a new argv or NULL. */
+char **ev_substitute(char *const *argv, size_t n, const char *task_id);
+void ev_argv_free(char **argv);

@@ -1,0 +1,427 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `warden grade [--yes] [--task TASK.yaml] [--json] RUN_DIR...`: grades recorded runs again,
+ * in a fresh sandbox of the recorded policy, with the run's workspace adopted in place.
+ *
+ * A run folder is untrusted input. Nothing it names runs before the trust gate: the folder,
+ * the record (strictly parsed, policy/evrecord.c) and the task (whose digest and policy
+ * digest must be the recorded ones) are checked first, then every command and every host
+ * path is shown, and only --yes or an interactive yes lets anything run.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+#include "eval.h"
+#include "io-util.h"
+#include "evrecord.h"
+#include "rundir.h"
+#include "sandbox.h"
+#include "supervisor.h"
+
+DEFINE_CLEANUP(struct pol_task *, pol_task_free)
+DEFINE_CLEANUP(struct pol_evrec *, pol_evrec_free)
+
+static const char usage_grade[] =
+	"Usage: warden grade [--yes] [--task TASK.yaml] [--json] RUN_DIR...\n"
+	"\n"
+	"Grades recorded evaluation runs again (docs/eval.md): the criteria and teardown run in\n"
+	"a fresh sandbox of the recorded policy with the run's workspace adopted in place. Setup\n"
+	"and the agent never run again. A run folder is untrusted input: it is checked, then\n"
+	"every command and host path is shown, and nothing runs without a yes.\n"
+	"\n"
+	"  --yes          proceed without asking (needed when stdin is not a terminal)\n"
+	"  --task FILE    the task file, when it has moved since the run (its digest must match)\n"
+	"  --json         print the summary as JSON\n"
+	"\n"
+	"Exit status: 0 every run SUCCESS; 1 some FAILURE or TIMEOUT; 2 some ERROR, a run with\n"
+	"nothing to grade, or bad usage; 3 the trust gate refused (no --yes without a terminal,\n"
+	"the answer was no, or the folder or record is invalid, does not match its task, or was\n"
+	"changed while grading); 4 the host cannot provide the isolation. The highest applies.\n";
+
+/* Reads the record: a regular file, not followed if a symlink, bounded. */
+static int read_record(int dirfd, char **out, size_t *out_len)
+{
+	_cleanup_close_ int fd = openat(dirfd, "record.json", O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
+							       O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	struct stat st;
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -EINVAL;
+	size_t cap = EVREC_MAX_INPUT_BYTES + 2;
+	_cleanup_free_ char *buf = malloc(cap);
+	if (!buf)
+		return -ENOMEM;
+	int n = io_read_fd(fd, buf, cap);
+	if (n == -EFBIG)
+		return -E2BIG;
+	if (n < 0)
+		return n;
+	*out = TAKE_PTR(buf);
+	*out_len = (size_t)n;
+	return 0;
+}
+
+static int parse_record(int dirfd, struct pol_evrec **out, char *why, size_t why_len)
+{
+	_cleanup_free_ char *text = NULL;
+	size_t len = 0;
+	int r = read_record(dirfd, &text, &len);
+	if (r < 0) {
+		(void)snprintf(why, why_len, "record.json cannot be read: %s",
+			       r == -EINVAL ? "not a regular file" : strerror(-r));
+		return r;
+	}
+	char reason[512];
+	r = pol_evrec_parse(text, len, out, reason, sizeof(reason));
+	if (r < 0)
+		(void)snprintf(why, why_len, "record.json is invalid: %s", reason);
+	return r;
+}
+
+static const char *obj_str(const cJSON *o, const char *path1, const char *path2)
+{
+	const cJSON *a = cJSON_GetObjectItemCaseSensitive(o, path1);
+	const cJSON *b = a && path2 ? cJSON_GetObjectItemCaseSensitive(a, path2) : a;
+	return cJSON_IsString(b) ? b->valuestring : NULL;
+}
+
+static void show_argv(FILE *f, const char *what, char *const *argv, size_t n, const char *task_id)
+{
+	char **v = ev_substitute(argv, n, task_id);
+	fprintf(f, "             %s:", what);
+	for (size_t i = 0; v && v[i]; i++)
+		fprintf(f, " %s", v[i]);
+	fprintf(f, "\n");
+	ev_argv_free(v);
+}
+
+/* Prints what grading will run and expose; asks unless yes. Returns 0 to go on, else -EPERM. */
+static int trust_gate(const char *run_dir, const struct pol_task *t, const char *task_digest,
+		      const char *policy_digest, bool yes, char *why, size_t why_len)
+{
+	const struct pol_policy *pol = t->policy;
+	FILE *f = stderr;
+	fprintf(f, "warden grade: %s\n", run_dir);
+	fprintf(f, "  task       %s (%s)\n", t->source, task_digest);
+	fprintf(f, "  policy     %s\n", policy_digest);
+	_cleanup_free_ char *abs = realpath(run_dir, NULL);
+	fprintf(f, "  exposes    %s/workspace  read-write at %s (command criteria see a "
+		"throwaway overlay of it)\n", abs ? abs : run_dir, SBX_WORKSPACE);
+	if (t->reference)
+		fprintf(f, "             %s  read-only at %s (criteria and teardown)\n", t->reference,
+			SBX_REFERENCE);
+	for (size_t i = 0; i < pol->n_binds; i++)
+		fprintf(f, "             %s  %s at %s (policy)\n", pol->binds[i].src,
+			pol->binds[i].mode == POL_BIND_RO ? "read-only" : "read-write",
+			pol->binds[i].dst);
+	if (pol->n_etc_files) {
+		fprintf(f, "             /etc/{");
+		for (size_t i = 0; i < pol->n_etc_files; i++)
+			fprintf(f, "%s%s", i ? "," : "", pol->etc_files[i]);
+		fprintf(f, "}  read-only, those present (policy)\n");
+	}
+	fprintf(f, "  runs\n");
+	size_t runs = 0;
+	for (size_t i = 0; i < t->n_criteria; i++) {
+		const struct pol_task_criterion *c = &t->criteria[i];
+		char what[48];
+		(void)snprintf(what, sizeof(what), "criteria[%zu]", i);
+		if (c->check == POL_TASK_COMMAND) {
+			show_argv(f, what, c->command.argv, c->command.n_argv, t->task_id);
+			runs++;
+		} else {
+			fprintf(f, "             %s: %s %s (read by warden, nothing runs)\n", what,
+				pol_task_check_name(c->check), c->path);
+		}
+	}
+	for (size_t i = 0; i < t->n_teardown; i++) {
+		char what[48];
+		(void)snprintf(what, sizeof(what), "teardown[%zu]", i);
+		show_argv(f, what, t->teardown[i].argv, t->teardown[i].n_argv, t->task_id);
+		runs++;
+	}
+	if (yes)
+		return 0;
+	if (isatty(STDIN_FILENO) != 1) {
+		(void)snprintf(why, why_len, "refusing to run %zu command(s) from a run folder without "
+			       "--yes: stdin is not a terminal to ask", runs);
+		return -EPERM;
+	}
+	fprintf(f, "Run these in sandboxes? [y/N] ");
+	(void)fflush(f);
+	char answer[16] = "";
+	if (!fgets(answer, sizeof(answer), stdin) ||
+	    (strcmp(answer, "y\n") != 0 && strcmp(answer, "yes\n") != 0)) {
+		(void)snprintf(why, why_len, "not confirmed");
+		return -EPERM;
+	}
+	return 0;
+}
+
+struct grade_outcome {
+	int code;
+	const char *status;
+	bool graded;
+	uint32_t score_milli;
+	char error[1024];
+};
+
+/* Renames a record that changed under us; it is never graded or overwritten. */
+static void quarantine(int dirfd)
+{
+	(void)renameat(dirfd, "record.json", dirfd, "record.json.quarantined");
+	(void)fsync(dirfd);
+}
+
+static void grade_one(const char *run_dir, const char *task_path, bool yes,
+		      struct grade_outcome *out)
+{
+	char why[1024] = "";
+	out->code = EV_EXIT_REFUSED;
+	out->status = "REFUSED";
+	struct ev_run ev;
+	ev_run_init(&ev);
+	_cleanup_(pol_evrec_freep) struct pol_evrec *rec = NULL;
+	_cleanup_(pol_task_freep) struct pol_task *task = NULL;
+	_cleanup_close_ int ws_fd = -1;
+	_cleanup_close_ int log_fd = -1;
+	_cleanup_free_ char *normal = NULL;
+	_cleanup_(pol_evrec_freep) struct pol_evrec *again = NULL;
+	char tmp[128] = "";
+
+	int r = sup_rundir_open(run_dir, &ev.dirfd, why, sizeof(why));
+	if (r >= 0)
+		r = parse_record(ev.dirfd, &rec, why, sizeof(why));
+	if (r < 0)
+		goto refused;
+
+	const char *source = task_path ? task_path : rec->task_source;
+	struct pol_diag diag;
+	r = sup_load_task_digest(source, &task, &diag, ev.task_digest);
+	if (r == -EINVAL || r == -E2BIG) {
+		(void)snprintf(why, sizeof(why), "the task does not validate: %.400s:%u:%u: %.400s",
+			       diag.file, diag.line, diag.column, diag.message);
+		goto refused;
+	}
+	if (r < 0) {
+		(void)snprintf(why, sizeof(why), "the task '%.600s' cannot be read: %s", source,
+			       strerror(-r));
+		goto refused;
+	}
+	if (strcmp(ev.task_digest, rec->task_digest) != 0) {
+		(void)snprintf(why, sizeof(why), "the task '%.600s' has changed since the run (digest "
+			       "%s, recorded %s)", source, ev.task_digest, rec->task_digest);
+		goto refused;
+	}
+	if (strcmp(task->task_id, rec->task_id) != 0) {
+		(void)snprintf(why, sizeof(why), "the task's id '%s' is not the recorded '%s'",
+			       task->task_id, rec->task_id);
+		goto refused;
+	}
+	if (pol_to_json(task->policy, &normal) < 0) {
+		(void)snprintf(why, sizeof(why), "out of memory");
+		goto refused;
+	}
+	sup_digest_hex(normal, strlen(normal), ev.policy_digest);
+	if (strcmp(ev.policy_digest, rec->policy_digest) != 0) {
+		(void)snprintf(why, sizeof(why), "the task's policy has changed since the run (digest "
+			       "%s, recorded %s): the grade would not run in the run's sandbox",
+			       ev.policy_digest, rec->policy_digest);
+		goto refused;
+	}
+	if (sup_check_host_paths(task->policy, why, sizeof(why)) < 0 ||
+	    ev_check_exposure(task, why, sizeof(why)) < 0)
+		goto refused;
+
+	/* What the record says happened before grading. */
+	const cJSON *phases = cJSON_GetObjectItemCaseSensitive(rec->json, "phases");
+	const cJSON *agent = cJSON_GetObjectItemCaseSensitive(phases, "agent");
+	const char *setup_status = obj_str(phases, "setup", "status");
+	const char *agent_status = cJSON_IsObject(agent) ? obj_str(agent, "status", NULL) : NULL;
+	const char *reap_status = obj_str(phases, "reap", "status");
+	if (!agent_status || strcmp(agent_status, "error") == 0 ||
+	    (setup_status && strcmp(setup_status, "failed") == 0)) {
+		(void)snprintf(why, sizeof(why), "the run has no agent work to grade (status %s)",
+			       rec->status);
+		out->code = EV_EXIT_ERROR;
+		out->status = "ERROR";
+		goto failed;
+	}
+	if (!reap_status || strcmp(reap_status, "ok") != 0) {
+		(void)snprintf(why, sizeof(why), "the run's agent was never reaped: a live agent is "
+			       "never graded");
+		out->code = EV_EXIT_ERROR;
+		out->status = "ERROR";
+		goto failed;
+	}
+
+	r = trust_gate(run_dir, task, ev.task_digest, ev.policy_digest, yes, why, sizeof(why));
+	if (r < 0)
+		goto refused;
+
+	/* The workspace, adopted in place through the fd we checked (never re-resolved). */
+	ws_fd = openat(ev.dirfd, "workspace", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (ws_fd < 0) {
+		(void)snprintf(why, sizeof(why), "workspace/: %s", strerror(errno));
+		goto refused;
+	}
+	ev.task = task;
+	ev.graded_by_grade = true;
+	(void)snprintf(ev.run_dir, sizeof(ev.run_dir), "%s", run_dir);
+	(void)snprintf(ev.run_id, sizeof(ev.run_id), "%s", rec->run_id);
+	(void)snprintf(ev.workspace, sizeof(ev.workspace), "/proc/self/fd/%d", ws_fd);
+	ev.agent.ran = true;
+	if (strcmp(agent_status, "timeout") == 0)
+		ev.agent.res.reason = SUP_REASON_WALL_TIMEOUT;
+	ev.reap_ok = true;
+	ev.grades = rec->grades;
+	ev.stamps = EV_STAMP_REGRADED | (task->n_setup ? EV_STAMP_GRADED_WITHOUT_SETUP : 0);
+	const cJSON *stamps = cJSON_GetObjectItemCaseSensitive(rec->json, "stamps");
+	const cJSON *s;
+	cJSON_ArrayForEach(s, stamps) {
+		if (strcmp(s->valuestring, "agent_output_truncated") == 0)
+			ev.stamps |= EV_STAMP_OUTPUT_TRUNCATED;
+		else if (strcmp(s->valuestring, "no_cgroup") == 0)
+			ev.stamps |= EV_STAMP_NO_CGROUP;
+	}
+
+	log_fd = ev_log_open(ev.dirfd, "grade.log", tmp, sizeof(tmp));
+	if (log_fd < 0) {
+		(void)snprintf(why, sizeof(why), "grade.log cannot be created: %s", strerror(-log_fd));
+		out->code = EV_EXIT_ERROR;
+		out->status = "ERROR";
+		goto failed;
+	}
+	ev_grade(&ev, log_fd);
+	ev_verdict(&ev);
+	ev_teardown(&ev, log_fd);
+
+	/* The agent's phase must be what it was when we began, or nothing is written. */
+	char why2[512];
+	r = parse_record(ev.dirfd, &again, why2, sizeof(why2));
+	if (r < 0 || strcmp(again->agent_canon, rec->agent_canon) != 0) {
+		(void)unlinkat(ev.dirfd, tmp, 0);
+		quarantine(ev.dirfd);
+		(void)snprintf(why, sizeof(why), "record.json changed while it was being graded (%s): "
+			       "quarantined as record.json.quarantined, nothing written",
+			       r < 0 ? why2 : "the agent phase differs");
+		goto refused;
+	}
+	r = ev_log_commit(ev.dirfd, &log_fd, tmp, "grade.log");
+	if (r >= 0)
+		r = ev_record_write(&ev, rec->json);
+	if (r < 0) {
+		(void)snprintf(why, sizeof(why), "the record cannot be written: %s", strerror(-r));
+		out->code = EV_EXIT_ERROR;
+		out->status = "ERROR";
+		goto failed;
+	}
+	out->code = ev_exit_code(&ev);
+	out->status = ev_status_name(ev.status);
+	out->graded = ev.graded;
+	out->score_milli = ev.score_milli;
+	ev_run_done(&ev);
+	return;
+
+refused:
+	out->code = EV_EXIT_REFUSED;
+	out->status = "REFUSED";
+failed:
+	(void)snprintf(out->error, sizeof(out->error), "%s", why);
+	ev_run_done(&ev);
+}
+
+int sup_cmd_grade(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "yes", no_argument, NULL, 'y' },
+		{ "task", required_argument, NULL, 't' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	bool yes = false, json = false;
+	const char *task = NULL;
+	int c;
+	while ((c = getopt_long(argc, argv, "+yt:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'y':
+			yes = true;
+			break;
+		case 't':
+			task = optarg;
+			break;
+		case 'j':
+			json = true;
+			break;
+		case 'h':
+			fputs(usage_grade, stdout);
+			return 0;
+		default:
+			fputs(usage_grade, stderr);
+			return EV_EXIT_ERROR;
+		}
+	}
+	int n = argc - optind;
+	if (n <= 0 || (task && n > 1)) {
+		if (task && n > 1)
+			fprintf(stderr, "warden grade: --task goes with one run folder\n");
+		fputs(usage_grade, stderr);
+		return EV_EXIT_ERROR;
+	}
+	int code = 0;
+	cJSON *arr = json ? cJSON_CreateArray() : NULL;
+	if (!json)
+		printf("%-12s %6s  %s\n", "STATUS", "SCORE", "RUN");
+	for (int i = 0; i < n; i++) {
+		const char *dir = argv[optind + i];
+		struct grade_outcome o = { 0 };
+		grade_one(dir, task, yes, &o);
+		if (o.error[0])
+			fprintf(stderr, "warden grade: %s: %s\n", dir, o.error);
+		if (o.code > code)
+			code = o.code;
+		char score[16] = "-";
+		if (o.graded)
+			(void)snprintf(score, sizeof(score), "%.3f", o.score_milli / 1000.0);
+		if (!json) {
+			printf("%-12s %6s  %s\n", o.status, score, dir);
+			continue;
+		}
+		cJSON *e = cJSON_CreateObject();
+		if (!e || !cJSON_AddItemToArray(arr, e)) {
+			cJSON_Delete(e);
+			continue;
+		}
+		(void)cJSON_AddStringToObject(e, "run_dir", dir);
+		(void)cJSON_AddStringToObject(e, "status", o.status);
+		if (o.graded)
+			(void)cJSON_AddNumberToObject(e, "score", o.score_milli / 1000.0);
+		else
+			(void)cJSON_AddNullToObject(e, "score");
+		if (o.error[0])
+			(void)cJSON_AddStringToObject(e, "error", o.error);
+		else
+			(void)cJSON_AddNullToObject(e, "error");
+	}
+	if (arr) {
+		char *text = cJSON_Print(arr);
+		if (text)
+			printf("%s\n", text);
+		free(text);
+		cJSON_Delete(arr);
+	}
+	return code;
+}
