@@ -209,7 +209,13 @@ static void grade_one(const char *run_dir, const char *task_path, bool yes,
 
 	const char *source = task_path ? task_path : rec->task_source;
 	struct pol_diag diag;
-	r = sup_load_task_digest(source, &task, &diag, ev.task_digest);
+	/* A file that is not the recorded task is not even parsed (its errors could quote it). */
+	r = sup_load_task_digest(source, &task, &diag, ev.task_digest, rec->task_digest);
+	if (r == -ESTALE) {
+		(void)snprintf(why, sizeof(why), "the task '%.600s' has changed since the run (digest "
+			       "%s, recorded %s)", source, ev.task_digest, rec->task_digest);
+		goto refused;
+	}
 	if (r == -EINVAL || r == -E2BIG) {
 		(void)snprintf(why, sizeof(why), "the task does not validate: %.400s:%u:%u: %.400s",
 			       diag.file, diag.line, diag.column, diag.message);

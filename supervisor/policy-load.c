@@ -102,11 +102,11 @@ int sup_check_host_paths(const struct pol_policy *pol, char *why, size_t why_len
 
 int sup_load_task(const char *path, struct pol_task **out, struct pol_diag *diag)
 {
-	return sup_load_task_digest(path, out, diag, NULL);
+	return sup_load_task_digest(path, out, diag, NULL, NULL);
 }
 
 int sup_load_task_digest(const char *path, struct pol_task **out, struct pol_diag *diag,
-			 char digest[72])
+			 char digest[72], const char *expect)
 {
 	memset(diag, 0, sizeof(*diag));
 	_cleanup_free_ char *text = NULL;
@@ -129,5 +129,7 @@ int sup_load_task_digest(const char *path, struct pol_task **out, struct pol_dia
 		return -errno;
 	if (digest)
 		sup_digest_hex(text, len, digest);
+	if (digest && expect && strcmp(digest, expect) != 0)
+		return -ESTALE; /* not the recorded task: not even parsed */
 	return pol_task_parse(abs, text, len, load_extended, NULL, out, diag);
 }

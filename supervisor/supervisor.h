@@ -42,9 +42,12 @@ struct pol_task;
  */
 int sup_load_task(const char *path, struct pol_task **out, struct pol_diag *diag);
 
-/* sup_load_task, also storing the task file's digest (sup_digest_hex of its bytes). */
+/*
+ * sup_load_task, also storing the task file's digest (sup_digest_hex of its bytes). With
+ * expect (and digest) set, a file whose digest differs is not parsed at all: -ESTALE.
+ */
 int sup_load_task_digest(const char *path, struct pol_task **out, struct pol_diag *diag,
-			 char digest[72]);
+			 char digest[72], const char *expect);
 
 /* "sha256:" and 64 lowercase hex digits of buf. */
 void sup_digest_hex(const void *buf, size_t len, char out[72]);
