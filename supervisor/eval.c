@@ -57,13 +57,6 @@ static const struct {
 	{ EV_STAMP_NO_CGROUP, "no_cgroup" },
 };
 
-static uint64_t mono_ms(void)
-{
-	struct timespec ts;
-	(void)clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
 void ev_run_init(struct ev_run *ev)
 {
 	memset(ev, 0, sizeof(*ev));
@@ -210,7 +203,7 @@ int ev_log_open(int dirfd, const char *name, char *tmp, size_t tmp_len)
 {
 	uint32_t rnd = 0;
 	if (getrandom(&rnd, sizeof(rnd), GRND_NONBLOCK) != sizeof(rnd))
-		rnd = (uint32_t)mono_ms();
+		rnd = (uint32_t)sup_mono_ms();
 	(void)snprintf(tmp, tmp_len, ".%s.%d.%08x", name, (int)getpid(), rnd);
 	int fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_APPEND,
 			0644);
@@ -395,7 +388,7 @@ static void run_logged(struct ev_run *ev, enum step_kind kind, const char *what,
 
 static void ev_setup(struct ev_run *ev, int log_fd)
 {
-	uint64_t t0 = mono_ms();
+	uint64_t t0 = sup_mono_ms();
 	for (size_t i = 0; i < ev->task->n_setup; i++) {
 		char what[32];
 		(void)snprintf(what, sizeof(what), "setup[%zu]", i);
@@ -406,7 +399,7 @@ static void ev_setup(struct ev_run *ev, int log_fd)
 			break;
 		}
 	}
-	ev->setup_ms = mono_ms() - t0;
+	ev->setup_ms = sup_mono_ms() - t0;
 }
 
 static int open_stream(int dirfd, const char *name)
@@ -448,11 +441,11 @@ static int ev_agent(struct ev_run *ev)
  */
 static void ev_reap(struct ev_run *ev)
 {
-	uint64_t t0 = mono_ms();
+	uint64_t t0 = sup_mono_ms();
 	const struct sup_run_result *r = &ev->agent.res;
 	ev->reap_ok = ev->agent.ran && r->reason != SUP_REASON_SETUP_FAILED &&
 		      (r->cg_version == 0 || r->cg_emptied);
-	ev->reap_ms = mono_ms() - t0;
+	ev->reap_ms = sup_mono_ms() - t0;
 }
 
 static void judge_command(struct ev_run *ev, size_t i, int log_fd)
@@ -511,7 +504,7 @@ void ev_grade(struct ev_run *ev, int log_fd)
 {
 	const struct pol_task *t = ev->task;
 	(void)clock_gettime(CLOCK_REALTIME, &ev->grade_started);
-	uint64_t t0 = mono_ms();
+	uint64_t t0 = sup_mono_ms();
 	if (t->reference) {
 		struct stat st;
 		if (lstat(t->reference, &st) < 0 || !S_ISDIR(st.st_mode))
@@ -544,7 +537,7 @@ void ev_grade(struct ev_run *ev, int log_fd)
 	ev->score_milli = den ? (uint32_t)(num / den) : 0;
 	ev->graded = true;
 	ev->grades++;
-	ev->grade_ms = mono_ms() - t0;
+	ev->grade_ms = sup_mono_ms() - t0;
 }
 
 void ev_verdict(struct ev_run *ev)
@@ -570,7 +563,7 @@ void ev_verdict(struct ev_run *ev)
 
 void ev_teardown(struct ev_run *ev, int log_fd)
 {
-	uint64_t t0 = mono_ms();
+	uint64_t t0 = sup_mono_ms();
 	for (size_t i = 0; i < ev->task->n_teardown; i++) {
 		char what[32];
 		(void)snprintf(what, sizeof(what), "teardown[%zu]", i);
@@ -581,7 +574,7 @@ void ev_teardown(struct ev_run *ev, int log_fd)
 	}
 	if (ev->teardown_failed)
 		ev->stamps |= EV_STAMP_TEARDOWN_FAILED;
-	ev->teardown_ms = mono_ms() - t0;
+	ev->teardown_ms = sup_mono_ms() - t0;
 }
 
 int ev_exit_code(const struct ev_run *ev)
@@ -606,7 +599,7 @@ int ev_exit_code(const struct ev_run *ev)
 
 static bool add_num(cJSON *o, const char *k, double v)
 {
-	return cJSON_AddNumberToObject(o, k, v) != NULL;
+	return sup_json_add_num(o, k, v);
 }
 
 static bool add_num_or_null(cJSON *o, const char *k, bool have, double v)
@@ -882,7 +875,7 @@ struct ev_outcome {
 /* Runs one task from start to end; fills *out. */
 static void eval_one(const char *path, const char *out_dir, bool no_grade, struct ev_outcome *out)
 {
-	uint64_t t0 = mono_ms();
+	uint64_t t0 = sup_mono_ms();
 	out->status = -1;
 	out->code = EV_EXIT_ERROR;
 	_cleanup_(pol_task_freep) struct pol_task *task = NULL;
@@ -944,7 +937,7 @@ static void eval_one(const char *path, const char *out_dir, bool no_grade, struc
 		ev.status = EV_ERROR;
 		(void)ev_record_write(&ev, NULL);
 		out->status = (int)ev.status;
-		out->ms = mono_ms() - t0;
+		out->ms = sup_mono_ms() - t0;
 		ev_run_done(&ev);
 		return;
 	}
@@ -986,7 +979,7 @@ static void eval_one(const char *path, const char *out_dir, bool no_grade, struc
 	out->code = r < 0 ? EV_EXIT_ERROR : ev_exit_code(&ev);
 	out->score_milli = ev.score_milli;
 	out->graded = ev.graded;
-	out->ms = mono_ms() - t0;
+	out->ms = sup_mono_ms() - t0;
 	ev_run_done(&ev);
 }
 
@@ -1014,37 +1007,47 @@ static void on_signal(int sig)
 	eval_signal = sig;
 }
 
+void ev_summary_add(cJSON *arr, const char *task_id, const char *run_dir, const char *status,
+		    bool graded, uint32_t score_milli, const char *error)
+{
+	cJSON *e = cJSON_CreateObject();
+	if (!e || !cJSON_AddItemToArray(arr, e)) {
+		cJSON_Delete(e);
+		return;
+	}
+	if (task_id)
+		(void)cJSON_AddStringToObject(e, "task_id", task_id);
+	if (run_dir)
+		(void)cJSON_AddStringToObject(e, "run_dir", run_dir);
+	else
+		(void)cJSON_AddNullToObject(e, "run_dir");
+	(void)cJSON_AddStringToObject(e, "status", status);
+	if (graded)
+		(void)cJSON_AddNumberToObject(e, "score", score_milli / 1000.0);
+	else
+		(void)cJSON_AddNullToObject(e, "score");
+	if (error && *error)
+		(void)cJSON_AddStringToObject(e, "error", error);
+	else
+		(void)cJSON_AddNullToObject(e, "error");
+}
+
+void ev_summary_print(cJSON *arr)
+{
+	_cleanup_free_ char *text = arr ? cJSON_Print(arr) : NULL;
+	if (text)
+		printf("%s\n", text);
+}
+
 static void print_summary(const struct ev_outcome *o, size_t n, bool json)
 {
 	if (json) {
 		_cleanup_(cJSON_Deletep) cJSON *arr = cJSON_CreateArray();
-		for (size_t i = 0; arr && i < n; i++) {
-			cJSON *e = cJSON_CreateObject();
-			if (!e || !cJSON_AddItemToArray(arr, e)) {
-				cJSON_Delete(e);
-				return;
-			}
-			(void)cJSON_AddStringToObject(e, "task_id", o[i].task_id);
-			if (o[i].status >= 0) {
-				(void)cJSON_AddStringToObject(e, "run_dir", o[i].run_dir);
-				(void)cJSON_AddStringToObject(e, "status",
-							      ev_status_name(o[i].status));
-			} else {
-				(void)cJSON_AddNullToObject(e, "run_dir");
-				(void)cJSON_AddStringToObject(e, "status", "ERROR");
-			}
-			if (o[i].graded)
-				(void)cJSON_AddNumberToObject(e, "score", o[i].score_milli / 1000.0);
-			else
-				(void)cJSON_AddNullToObject(e, "score");
-			if (o[i].error[0])
-				(void)cJSON_AddStringToObject(e, "error", o[i].error);
-			else
-				(void)cJSON_AddNullToObject(e, "error");
-		}
-		_cleanup_free_ char *text = arr ? cJSON_Print(arr) : NULL;
-		if (text)
-			printf("%s\n", text);
+		for (size_t i = 0; arr && i < n; i++)
+			ev_summary_add(arr, o[i].task_id, o[i].status >= 0 ? o[i].run_dir : NULL,
+				       o[i].status >= 0 ? ev_status_name(o[i].status) : "ERROR",
+				       o[i].graded, o[i].score_milli, o[i].error);
+		ev_summary_print(arr);
 		return;
 	}
 	printf("%-24s %-12s %6s %9s  %s\n", "TASK", "STATUS", "SCORE", "TIME", "RUN");

@@ -142,6 +142,12 @@ int ev_record_write(const struct ev_run *ev, const cJSON *base);
 int ev_log_open(int dirfd, const char *name, char *tmp, size_t tmp_len);
 int ev_log_commit(int dirfd, int *fd, const char *tmp, const char *name);
 
+/* One row of the --json summary of eval or grade (task_id may be NULL, run_dir NULL: null). */
+void ev_summary_add(cJSON *arr, const char *task_id, const char *run_dir, const char *status,
+		    bool graded, uint32_t score_milli, const char *error);
+/* Prints the summary array to stdout (nothing when arr is NULL). */
+void ev_summary_print(cJSON *arr);
+
 /* Placeholders substituted element by element (docs/eval.md). Returns a new argv or NULL. */
 char **ev_substitute(char *const *argv, size_t n, const char *task_id);
 void ev_argv_free(char **argv);

@@ -406,28 +406,9 @@ int sup_cmd_grade(int argc, char **argv)
 			printf("%-12s %6s  %s\n", o.status, score, dir);
 			continue;
 		}
-		cJSON *e = cJSON_CreateObject();
-		if (!e || !cJSON_AddItemToArray(arr, e)) {
-			cJSON_Delete(e);
-			continue;
-		}
-		(void)cJSON_AddStringToObject(e, "run_dir", dir);
-		(void)cJSON_AddStringToObject(e, "status", o.status);
-		if (o.graded)
-			(void)cJSON_AddNumberToObject(e, "score", o.score_milli / 1000.0);
-		else
-			(void)cJSON_AddNullToObject(e, "score");
-		if (o.error[0])
-			(void)cJSON_AddStringToObject(e, "error", o.error);
-		else
-			(void)cJSON_AddNullToObject(e, "error");
+		ev_summary_add(arr, NULL, dir, o.status, o.graded, o.score_milli, o.error);
 	}
-	if (arr) {
-		char *text = cJSON_Print(arr);
-		if (text)
-			printf("%s\n", text);
-		free(text);
-		cJSON_Delete(arr);
-	}
+	ev_summary_print(arr);
+	cJSON_Delete(arr);
 	return code;
 }

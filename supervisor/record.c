@@ -56,9 +56,14 @@ static void cap_hex(uint64_t v, char out[17])
 	out[16] = '\0';
 }
 
-static bool add_num(cJSON *o, const char *k, double v)
+bool sup_json_add_num(cJSON *o, const char *k, double v)
 {
 	return cJSON_AddNumberToObject(o, k, v) != NULL;
+}
+
+static bool add_num(cJSON *o, const char *k, double v)
+{
+	return sup_json_add_num(o, k, v);
 }
 
 cJSON *sup_identity_json(const struct sup_identity *id)

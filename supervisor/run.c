@@ -518,7 +518,7 @@ static void phase_end(struct run_state *st, struct sup_run_result *res, enum sup
 	st->phase_t = now;
 }
 
-static uint64_t mono_ms(void)
+uint64_t sup_mono_ms(void)
 {
 	struct timespec ts;
 	(void)clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -619,7 +619,7 @@ static enum loop_end event_loop(struct run_state *st, int until, uint64_t deadli
 			return END_STAGE;
 		int timeout = -1;
 		if (deadline_ms) {
-			uint64_t now = mono_ms();
+			uint64_t now = sup_mono_ms();
 			if (now >= deadline_ms)
 				return END_VIOLATION;
 			timeout = (int)(deadline_ms - now);
@@ -915,7 +915,7 @@ static int prepare(struct run_state *st, const struct sup_run_opts *opts,
 	char cg_name[64];
 	uint32_t rnd = 0;
 	if (getrandom(&rnd, sizeof(rnd), GRND_NONBLOCK) != sizeof(rnd))
-		rnd = (uint32_t)mono_ms();
+		rnd = (uint32_t)sup_mono_ms();
 	(void)snprintf(cg_name, sizeof(cg_name), "warden-%d-%08x", (int)getpid(), rnd);
 	const char *what = "";
 	r = sbx_cgroup_create(&st->cg, cg_name, st->pol, &what);
@@ -1081,7 +1081,7 @@ static int supervise(struct run_state *st, struct sup_run_result *res)
 	enum loop_end end;
 
 	/* Handshake: HELLO within the deadline, then the kernel's word on the worker. */
-	end = event_loop(st, SUP_CHAN_ATTESTED, mono_ms() + HANDSHAKE_TIMEOUT_MS, &sig);
+	end = event_loop(st, SUP_CHAN_ATTESTED, sup_mono_ms() + HANDSHAKE_TIMEOUT_MS, &sig);
 	phase_end(st, res, SUP_PHASE_HANDSHAKE);
 	if (end != END_STAGE)
 		goto ended;
@@ -1123,11 +1123,11 @@ static int supervise(struct run_state *st, struct sup_run_result *res)
 		r = sup_channel_send_audit(&st->chan_state, st->audit->port);
 		if (r < 0)
 			return setup_failed(res, r, "send AUDIT to the worker");
-		end = event_loop(st, SUP_CHAN_DONE, mono_ms() + AUDIT_TIMEOUT_MS, &sig);
+		end = event_loop(st, SUP_CHAN_DONE, sup_mono_ms() + AUDIT_TIMEOUT_MS, &sig);
 		if (end == END_STAGE && st->chan_state.state == SUP_CHAN_DONE) {
 			sup_audit_inside(st->audit, st->pol, st->chan_state.probes,
 					 st->chan_state.n_probes);
-			end = event_loop(st, -1, mono_ms() + WORKER_EXIT_TIMEOUT_MS, &sig);
+			end = event_loop(st, -1, sup_mono_ms() + WORKER_EXIT_TIMEOUT_MS, &sig);
 			res->have_exited = true;
 			res->exited = st->chan_state.exited;
 			return 0;
@@ -1145,7 +1145,7 @@ static int supervise(struct run_state *st, struct sup_run_result *res)
 				    st->chan_state.error_what);
 	if (end == END_STAGE) {
 		/* EXITED arrived: the worker exits next, taking the namespace with it. */
-		end = event_loop(st, -1, mono_ms() + WORKER_EXIT_TIMEOUT_MS, &sig);
+		end = event_loop(st, -1, sup_mono_ms() + WORKER_EXIT_TIMEOUT_MS, &sig);
 		if (end == END_CHANNEL_CLOSED || end == END_WORKER_EXITED || end == END_VIOLATION) {
 			res->have_exited = true;
 			res->exited = st->chan_state.exited;
@@ -1178,7 +1178,7 @@ int sup_run(const struct sup_run_opts *opts, struct sup_run_result *res)
 	memset(res, 0, sizeof(*res));
 	res->violation_type = -1;
 	(void)clock_gettime(CLOCK_REALTIME, &res->started_real);
-	uint64_t t0 = mono_ms();
+	uint64_t t0 = sup_mono_ms();
 	run_state_init(&st);
 	st.opts = opts;
 	st.audit = opts->audit;
@@ -1214,7 +1214,7 @@ int sup_run(const struct sup_run_opts *opts, struct sup_run_result *res)
 	for (int i = 0; i < SUP_PHASE_N; i++)
 		log_debug("phase %-9s %6" PRIu64 " us", sup_phase_names[i], res->phase_us[i]);
 	(void)clock_gettime(CLOCK_REALTIME, &res->ended_real);
-	res->duration_ms = mono_ms() - t0;
+	res->duration_ms = sup_mono_ms() - t0;
 	res->exit_code = code;
 	return code;
 }

@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "policy.h"
 
@@ -48,6 +49,13 @@ int sup_load_task(const char *path, struct pol_task **out, struct pol_diag *diag
  */
 int sup_load_task_digest(const char *path, struct pol_task **out, struct pol_diag *diag,
 			 char digest[72], const char *expect);
+
+/* The monotonic clock in milliseconds (durations in records). */
+uint64_t sup_mono_ms(void);
+
+/* cJSON_AddNumberToObject, as a success flag. */
+struct cJSON;
+bool sup_json_add_num(struct cJSON *o, const char *k, double v);
 
 /* "sha256:" and 64 lowercase hex digits of buf. */
 void sup_digest_hex(const void *buf, size_t len, char out[72]);
