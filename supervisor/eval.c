@@ -728,10 +728,17 @@ static cJSON *criteria_json(const struct ev_run *ev)
 	return arr ? TAKE_PTR(arr) : NULL;
 }
 
-/* Adds base's key (duplicated) to o, or, without base, the item made by make (taken). */
-static bool carry(cJSON *o, const char *key, const cJSON *base, cJSON *made)
+/*
+ * Adds base's key (duplicated) to o, or, without base, made (taken either way). Once ok is
+ * false nothing is added and made is freed, so every caller's item has one owner.
+ */
+static bool carry(bool ok, cJSON *o, const char *key, const cJSON *base, cJSON *made)
 {
 	cJSON *item = made;
+	if (!ok) {
+		cJSON_Delete(made);
+		return false;
+	}
 	if (base) {
 		cJSON_Delete(made);
 		const cJSON *from = cJSON_GetObjectItemCaseSensitive(base, key);
@@ -769,37 +776,34 @@ cJSON *ev_record_json(const struct ev_run *ev, const cJSON *base)
 	for (size_t i = 0; pol_ok && i < ELEMENTSOF(ev->weakenings) && ev->weakenings[i]; i++)
 		pol_ok = cJSON_AddItemToArray(weak, cJSON_CreateString(ev->weakenings[i]));
 	/* cJSON_AddItemToObject puts policy before created_at, as the schema lists them. */
-	ok = ok && carry(root, "policy", base, pol_ok ? pol : (cJSON_Delete(pol), NULL));
+	ok = carry(ok, root, "policy", base, pol_ok ? pol : (cJSON_Delete(pol), NULL));
 
-	cJSON *created = cJSON_CreateString("");
-	if (created) {
-		char buf[40];
-		sup_rfc3339(&ev->created, false, buf);
-		cJSON_SetValuestring(created, buf);
-	}
-	ok = ok && carry(root, "created_at", base, created) && add_time(root, "updated_at", &now);
+	char created[40];
+	sup_rfc3339(&ev->created, false, created);
+	ok = carry(ok, root, "created_at", base, cJSON_CreateString(created)) &&
+	     add_time(root, "updated_at", &now);
 
 	cJSON *host = cJSON_CreateObject();
 	bool host_ok = host && cJSON_AddStringToObject(host, "kernel", ev->kernel) &&
 		       cJSON_AddStringToObject(host, "mode",
 					       ev->privileged ? "privileged" : "unprivileged") &&
 		       add_num(host, "cgroup_version", ev->cgroup_version);
-	ok = ok && carry(root, "host", base, host_ok ? host : (cJSON_Delete(host), NULL));
+	ok = carry(ok, root, "host", base, host_ok ? host : (cJSON_Delete(host), NULL));
 
 	cJSON *phases = ok ? cJSON_AddObjectToObject(root, "phases") : NULL;
 	ok = ok && phases;
 	const char *setup_status = ev->setup_failed ? "failed"
 				   : ev->n_setup_ran ? "ok" : "skipped";
-	ok = ok && carry(phases, "setup", base_phases,
+	ok = carry(ok, phases, "setup", base_phases,
 			 steps_phase(ev->setup, ev->n_setup_ran, setup_status, ev->setup_ms));
-	ok = ok && carry(phases, "agent", base_phases, agent_json(ev));
+	ok = carry(ok, phases, "agent", base_phases, agent_json(ev));
 	cJSON *reap = cJSON_CreateObject();
 	bool reap_ok = reap &&
 		       cJSON_AddStringToObject(reap, "status", !ev->agent.ran ? "skipped"
 							       : ev->reap_ok ? "ok" : "failed") &&
 		       cJSON_AddBoolToObject(reap, "cgroup_emptied", ev->agent.res.cg_emptied) &&
 		       add_num(reap, "duration_ms", (double)ev->reap_ms);
-	ok = ok && carry(phases, "reap", base_phases, reap_ok ? reap : (cJSON_Delete(reap), NULL));
+	ok = carry(ok, phases, "reap", base_phases, reap_ok ? reap : (cJSON_Delete(reap), NULL));
 
 	cJSON *grade = ok ? cJSON_AddObjectToObject(phases, "grade") : NULL;
 	ok = ok && grade &&
@@ -836,7 +840,7 @@ cJSON *ev_record_json(const struct ev_run *ev, const cJSON *base)
 		id = sup_identity_json(&ev->agent.res.identity);
 	else if (ok && !base)
 		id = cJSON_CreateNull();
-	ok = ok && carry(root, "identity", base, id);
+	ok = carry(ok, root, "identity", base, id);
 	return ok ? TAKE_PTR(root) : NULL;
 }
 
