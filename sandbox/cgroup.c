@@ -357,12 +357,102 @@ int sbx_cgroup_create(struct sbx_cgroup *cg, const char *name, const struct pol_
 	return r;
 }
 
+/*
+ * Whether entry i is the first of its directory: v1's co-mounted controllers (cpu,cpuacct)
+ * share one, and v2's entries are all the same.
+ */
+static bool distinct(const struct sbx_cgroup *cg, int i)
+{
+	for (int j = 0; j < i; j++)
+		if (cg->path[i] && cg->path[j] && strcmp(cg->path[i], cg->path[j]) == 0)
+			return false;
+	return true;
+}
+
+int sbx_cgroup_open_join(const struct sbx_cgroup *cg, struct sbx_cg_join *out)
+{
+	struct sbx_cg_join j = { .clone_fd = -1 };
+	for (int i = 0; i < SBX_CG_N; i++)
+		j.tasks_fd[i] = -1;
+	*out = j;
+	if (cg->version == 2) {
+		out->clone_fd = fcntl(cg->dirfd[0], F_DUPFD_CLOEXEC, 3);
+		return out->clone_fd < 0 ? -errno : 0;
+	}
+	if (cg->version != 1)
+		return -ENOENT;
+	for (int i = 0; i < SBX_CG_N; i++) {
+		if (!distinct(cg, i))
+			continue;
+		j.tasks_fd[i] = openat(cg->dirfd[i], "tasks", O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+		if (j.tasks_fd[i] < 0) {
+			int r = -errno;
+			sbx_cgroup_close_join(&j);
+			return r;
+		}
+	}
+	*out = j;
+	return 0;
+}
+
+void sbx_cgroup_close_join(struct sbx_cg_join *j)
+{
+	if (j->clone_fd >= 0)
+		(void)close(j->clone_fd);
+	j->clone_fd = -1;
+	for (int i = 0; i < SBX_CG_N; i++) {
+		if (j->tasks_fd[i] >= 0)
+			(void)close(j->tasks_fd[i]);
+		j->tasks_fd[i] = -1;
+	}
+}
+
+int sbx_cgroup_join_self(const struct sbx_cg_join *j)
+{
+	for (int i = 0; i < SBX_CG_N; i++) {
+		if (j->tasks_fd[i] < 0)
+			continue;
+		ssize_t n = write(j->tasks_fd[i], "0", 1);
+		if (n < 0)
+			return -errno;
+		if (n != 1)
+			return -EIO;
+	}
+	return 0;
+}
+
+int sbx_cgroup_holds(const struct sbx_cgroup *cg, pid_t pid)
+{
+	if (!cg->version)
+		return -ENOENT;
+	for (int i = 0; i < SBX_CG_N; i++) {
+		if (!distinct(cg, i))
+			continue;
+		char buf[8192];
+		int r = read_at(cg->dirfd[i], "cgroup.procs", buf, sizeof(buf));
+		if (r < 0)
+			return r;
+		bool found = false;
+		char *save = NULL;
+		for (char *t = strtok_r(buf, "\n", &save); t && !found;
+		     t = strtok_r(NULL, "\n", &save)) {
+			char *end;
+			errno = 0;
+			long v = strtol(t, &end, 10);
+			found = !errno && !*end && v == (long)pid;
+		}
+		if (!found)
+			return 0;
+	}
+	return 1;
+}
+
 int sbx_cgroup_attach(const struct sbx_cgroup *cg, pid_t pid)
 {
 	char v[16];
 	(void)snprintf(v, sizeof(v), "%d", (int)pid);
 	for (int i = 0; i < SBX_CG_N; i++) {
-		if (i > 0 && cg->path[i] && strcmp(cg->path[i], cg->path[i - 1]) == 0)
+		if (!distinct(cg, i))
 			continue;
 		int r = write_at(cg->dirfd[i], "cgroup.procs", v);
 		if (r < 0)
@@ -460,11 +550,7 @@ int sbx_cgroup_destroy(struct sbx_cgroup *cg)
 		if (cg->dirfd[i] >= 0)
 			(void)close(cg->dirfd[i]);
 		cg->dirfd[i] = -1;
-		bool shared = false;
-		for (int j = 0; j < i; j++)
-			if (cg->path[j] && cg->path[i] && strcmp(cg->path[i], cg->path[j]) == 0)
-				shared = true;
-		if (cg->path[i] && !shared) {
+		if (cg->path[i] && distinct(cg, i)) {
 			int tries = 0;
 			while (rmdir(cg->path[i]) < 0) {
 				if (errno == ENOENT)

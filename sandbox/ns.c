@@ -16,6 +16,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "cgroup.h"
 #include "cleanup.h"
 #include "policy.h"
 #include "sandbox.h"
@@ -40,7 +41,12 @@ static unsigned long clone_ns_flags(const struct pol_policy *pol)
 /* The byte the parent sends when the id maps and cgroup are in place. */
 #define SBX_SYNC_GO 'G'
 
-static pid_t clone_child(const struct pol_policy *pol, int *out_pidfd)
+/*
+ * clone3 with a pidfd, into_cgroup >= 0 adding CLONE_INTO_CGROUP. Falls back to the legacy
+ * clone (no clone3) and reports whether the child was born in the cgroup.
+ */
+static pid_t clone_child(const struct pol_policy *pol, int into_cgroup, int *out_pidfd,
+			 bool *out_born_in)
 {
 	int pidfd = -1;
 	unsigned long ns = clone_ns_flags(pol);
@@ -49,23 +55,48 @@ static pid_t clone_child(const struct pol_policy *pol, int *out_pidfd)
 		.pidfd = (uint64_t)(uintptr_t)&pidfd,
 		.exit_signal = SIGCHLD,
 	};
+	if (into_cgroup >= 0) {
+		args.flags |= CLONE_INTO_CGROUP;
+		args.cgroup = (uint64_t)into_cgroup;
+	}
 	long pid = syscall(SYS_clone3, &args, sizeof(args));
+	if (pid < 0 && into_cgroup >= 0 && (errno == E2BIG || errno == EINVAL)) {
+		/* Linux 5.3 to 5.6: clone3 without CLONE_INTO_CGROUP (or its larger struct). */
+		args.flags &= ~(uint64_t)CLONE_INTO_CGROUP;
+		args.cgroup = 0;
+		into_cgroup = -1;
+		pid = syscall(SYS_clone3, &args, CLONE_ARGS_SIZE_VER0);
+	}
 	if (pid < 0 && errno == ENOSYS) {
 		/* Before clone3: the legacy clone returns the pidfd through parent_tid. */
+		into_cgroup = -1;
 		pid = syscall(SYS_clone, ns | CLONE_PIDFD | SIGCHLD,
 			      NULL, &pidfd, NULL, 0);
 	}
 	if (pid < 0)
 		return -errno;
-	if (pid > 0)
+	if (pid > 0) {
 		*out_pidfd = pidfd;
+		*out_born_in = into_cgroup >= 0;
+	}
 	return (pid_t)pid;
 }
 
-int sbx_spawn(const struct sbx_config *cfg, pid_t *out_pid, int *out_pidfd)
+/* Whether the child joins its v1 cgroup itself (it holds a "tasks" fd). */
+static bool joins_v1(const struct sbx_cg_join *j)
+{
+	for (int i = 0; j && i < SBX_CG_N; i++)
+		if (j->tasks_fd[i] >= 0)
+			return true;
+	return false;
+}
+
+int sbx_spawn(const struct sbx_config *cfg, pid_t *out_pid, int *out_pidfd, bool *out_joined)
 {
 	int pidfd = -1;
-	pid_t pid = clone_child(cfg->pol, &pidfd);
+	bool born_in = false;
+	int into = cfg->cg_join ? cfg->cg_join->clone_fd : -1;
+	pid_t pid = clone_child(cfg->pol, into, &pidfd, &born_in);
 	if (pid < 0)
 		return pid;
 	if (pid == 0)
@@ -73,6 +104,7 @@ int sbx_spawn(const struct sbx_config *cfg, pid_t *out_pid, int *out_pidfd)
 	/* pidfds from clone are always close-on-exec. */
 	*out_pid = pid;
 	*out_pidfd = pidfd;
+	*out_joined = born_in || joins_v1(cfg->cg_join);
 	return 0;
 }
 
@@ -265,11 +297,18 @@ _Noreturn void sbx_child_main(const struct sbx_config *cfg)
 	int sync_fd = cfg->sync_fd;
 	int r;
 
+	/* v1: join the cgroup before anything else, while the supervisor writes the id maps. */
+	if (joins_v1(cfg->cg_join)) {
+		r = sbx_cgroup_join_self(cfg->cg_join);
+		if (r < 0)
+			child_fail(sync_fd, r, "join the sandbox's cgroup");
+	}
+
 	r = wait_for_go(sync_fd);
 	if (r < 0)
 		child_fail(sync_fd, r, "wait for the supervisor");
 
-	/* The supervisor has placed us in our cgroup: make it the root of our view. */
+	/* We sit in our cgroup: make it the root of our view. */
 	if (cfg->pol->namespaces[POL_NS_CGROUP] && unshare(CLONE_NEWCGROUP) < 0)
 		child_fail(sync_fd, -errno, "unshare the cgroup namespace");
 

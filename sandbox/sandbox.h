@@ -18,6 +18,7 @@
 #include "sbx-seccomp.h"
 
 struct pol_policy;
+struct sbx_cg_join;
 
 /* Where a sandbox step failed: the step's name and -errno. Filled by the child, read by the parent. */
 struct sbx_failure {
@@ -51,6 +52,7 @@ struct sbx_config {
 	int worker_fd;            /* O_PATH fd of the worker executable */
 	int channel_fd;           /* the worker's end of the channel, becomes fd 3 */
 	int sync_fd;              /* the child's end of the setup socket */
+	const struct sbx_cg_join *cg_join; /* how the child enters its cgroup, or NULL (none) */
 
 	const struct sbx_seccomp_prog *seccomp;
 	char *const *worker_argv; /* argv for the worker, NULL-terminated */
@@ -75,11 +77,15 @@ struct sbx_config {
 
 /*
  * Clones a child into new user, pid, mount, net, uts and ipc namespaces (the cgroup namespace
- * follows once the supervisor has placed it in its cgroup). The child runs sbx_child_main(cfg)
- * and never returns. On success stores the child's pid and a pidfd (close-on-exec) and returns
- * 0; on failure returns -errno and leaves the outputs untouched.
+ * follows once it sits in its cgroup). The child runs sbx_child_main(cfg) and never returns.
+ * With cfg->cg_join the child enters its cgroup without a migration (see struct sbx_cg_join):
+ * born in it on v2, or joining it first thing on v1. *out_joined says whether that was
+ * arranged; when it is false (no cg_join, or a kernel without CLONE_INTO_CGROUP) the caller
+ * must move the child itself before releasing it. On success stores the child's pid and a
+ * pidfd (close-on-exec) and returns 0; on failure returns -errno and leaves the outputs
+ * untouched.
  */
-int sbx_spawn(const struct sbx_config *cfg, pid_t *out_pid, int *out_pidfd);
+int sbx_spawn(const struct sbx_config *cfg, pid_t *out_pid, int *out_pidfd, bool *out_joined);
 
 /*
  * Writes the child's uid_map, gid_map (and setgroups when unprivileged) so that cfg->pol->uid

@@ -105,6 +105,7 @@ struct run_state {
 	sigset_t old_mask;
 	bool mask_set;
 	struct sbx_cgroup cg;
+	struct sbx_cg_join cg_join;
 	struct sbx_seccomp_prog seccomp;
 	struct sbx_placeholder *placeholders;
 	size_t n_placeholders;
@@ -149,6 +150,9 @@ static void run_state_init(struct run_state *st)
 	st->out_pipe[0] = st->out_pipe[1] = st->err_pipe[0] = st->err_pipe[1] = -1;
 	st->devnull = -1;
 	sbx_cgroup_init(&st->cg);
+	st->cg_join.clone_fd = -1;
+	for (int i = 0; i < SBX_CG_N; i++)
+		st->cg_join.tasks_fd[i] = -1;
 }
 
 /* Kills the worker (and so its pid namespace) and reaps it. */
@@ -169,6 +173,7 @@ static void kill_and_reap(struct run_state *st, int *out_status)
 static void run_state_done(struct run_state *st, struct sup_run_result *res)
 {
 	kill_and_reap(st, NULL);
+	sbx_cgroup_close_join(&st->cg_join);
 	if (st->cg.version) {
 		int r = sbx_cgroup_kill(&st->cg);
 		res->cg_emptied = r == 0;
@@ -928,8 +933,12 @@ static int prepare(struct run_state *st, const struct sup_run_opts *opts,
 	}
 	res->cg_version = st->cg.version;
 	note_weakenings(st->pol, res);
-	if (st->cg.version)
+	if (st->cg.version) {
 		log_debug("cgroup v%d %s", st->cg.version, st->cg.path[0]);
+		r = sbx_cgroup_open_join(&st->cg, &st->cg_join);
+		if (r < 0)
+			return setup_failed(res, r, "open the cgroup for the sandbox to join");
+	}
 
 	r = sbx_caps_mask(st->pol->caps_keep, st->pol->n_caps_keep, &st->caps_mask);
 	if (r < 0)
@@ -999,6 +1008,7 @@ static int spawn_and_attest(struct run_state *st, struct sup_run_result *res)
 		.worker_fd = st->worker_fd,
 		.channel_fd = st->chan[1],
 		.sync_fd = st->sync[1],
+		.cg_join = st->cg.version ? &st->cg_join : NULL,
 		.seccomp = &st->seccomp,
 		.worker_argv = st->worker_argv,
 		.envp = st->envp,
@@ -1012,7 +1022,9 @@ static int spawn_and_attest(struct run_state *st, struct sup_run_result *res)
 		.reference_path = st->opts->reference,
 		.workspace_overlay = st->opts->workspace_overlay,
 	};
-	int r = sbx_spawn(&cfg, &st->pid, &st->pidfd);
+	bool joined = false;
+	int r = sbx_spawn(&cfg, &st->pid, &st->pidfd, &joined);
+	sbx_cgroup_close_join(&st->cg_join);
 	if (r < 0)
 		return setup_failed(res, r, "create the sandbox namespaces");
 	close_fd(&st->chan[1]);
@@ -1024,7 +1036,7 @@ static int spawn_and_attest(struct run_state *st, struct sup_run_result *res)
 	r = sbx_write_id_maps(&cfg, st->pid);
 	if (r < 0)
 		return setup_failed(res, r, "write the uid/gid maps");
-	if (st->cg.version) {
+	if (st->cg.version && !joined) {
 		r = sbx_cgroup_attach(&st->cg, st->pid);
 		if (r < 0)
 			return setup_failed(res, r, "move the sandbox into its cgroup");
@@ -1036,6 +1048,14 @@ static int spawn_and_attest(struct run_state *st, struct sup_run_result *res)
 	if (r < 0)
 		return setup_failed(res, r, "sandbox setup failed");
 	close_fd(&st->sync[0]);
+	/* However it got there, the kernel must list the worker in every hierarchy. */
+	if (st->cg.version) {
+		r = sbx_cgroup_holds(&st->cg, st->pid);
+		if (r <= 0)
+			return setup_failed(res, r < 0 ? r : -ESRCH,
+					    "the sandbox is not in its cgroup%s",
+					    r < 0 ? " (could not read cgroup.procs)" : "");
+	}
 	phase_end(st, res, SUP_PHASE_SANDBOX);
 	log_debug("sandbox ready: worker is host pid %d", (int)st->pid);
 

@@ -438,6 +438,38 @@ static int cgroup_lines_below(const char *inside, const char *host)
 	return lines ? below : -1;
 }
 
+/*
+ * Whether the /proc/PID/cgroup text's line for controller ctl (v1), or its v2 line when ctl is
+ * NULL, names one of warden's sandbox cgroups ("warden-<pid>-<hex>") as its last component.
+ */
+static bool cgroup_line_is_sandbox(const char *text, const char *ctl)
+{
+	for (const char *line = text; line && *line;) {
+		const char *nl = strchr(line, '\n');
+		char buf[1024];
+		(void)snprintf(buf, sizeof(buf), "%.*s", nl ? (int)(nl - line) : (int)strlen(line),
+			       line);
+		line = nl ? nl + 1 : NULL;
+		char *c1 = strchr(buf, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+		if (!c2)
+			continue;
+		*c2 = '\0';
+		bool match = false;
+		if (!ctl) {
+			match = strcmp(buf, "0:") == 0;
+		} else {
+			char *save = NULL;
+			for (char *t = strtok_r(c1 + 1, ",", &save); t; t = strtok_r(NULL, ",", &save))
+				match = match || strcmp(t, ctl) == 0;
+		}
+		if (!match)
+			continue;
+		const char *last = strrchr(c2 + 1, '/');
+		return last && strncmp(last, "/warden-", 8) == 0;
+	}
+	return false;
+}
+
 static void test_ns_cgroup_shared(void **state)
 {
 	struct fx *f = *state;
@@ -461,6 +493,17 @@ static void test_ns_cgroup_shared(void **state)
 	if (below < 1) {
 		show(f);
 		fail_msg("the sandbox does not see the host's cgroup paths (host:\n%s)", host);
+	}
+	/* Every hierarchy warden limits or measures holds the sandbox in its own cgroup. */
+	if (th_json_num(f->record, "sandbox.cgroup_version") == 2) {
+		if (!cgroup_line_is_sandbox(f->out.out, NULL))
+			fail_msg("the v2 line is not a sandbox cgroup:\n%s", f->out.out);
+	} else {
+		static const char *const ctls[] = { "memory", "pids", "cpu", "cpuacct" };
+		for (size_t i = 0; i < sizeof(ctls) / sizeof(ctls[0]); i++)
+			if (!cgroup_line_is_sandbox(f->out.out, ctls[i]))
+				fail_msg("the %s hierarchy does not hold the sandbox in its "
+					 "cgroup:\n%s", ctls[i], f->out.out);
 	}
 	EXPECT_WEAKENINGS(f, "share-cgroup");
 	assert_false(th_json_bool(f->record, "identity.namespaces.cgroup.separate"));
