@@ -279,30 +279,42 @@ static int setup_proc(int root, char *step, size_t step_len)
 			return set_step(step, step_len, r, "make read-only /proc/",
 					proc_readonly_dirs[i]);
 	}
+	/*
+	 * Each mask is one mount: the first of each kind is made (a read-only /dev/null bind,
+	 * an empty read-only tmpfs) and the others are clones of it, which keep its flags, so
+	 * no further superblock or mount_setattr is needed.
+	 */
+	const char *first = NULL;
 	for (size_t i = 0; i < ELEMENTSOF(proc_masked_files); i++) {
 		if (faccessat(proc, proc_masked_files[i], F_OK, AT_SYMLINK_NOFOLLOW) < 0)
 			continue;
-		_cleanup_close_ int tree = clone_tree(AT_FDCWD, "/dev/null", false);
+		_cleanup_close_ int tree = first ? clone_tree(proc, first, false)
+						 : clone_tree(AT_FDCWD, "/dev/null", false);
 		if (tree < 0)
-			return set_step(step, step_len, tree, "clone /dev/null", NULL);
-		r = set_attr(tree, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, false);
+			return set_step(step, step_len, tree, "clone the /proc mask", NULL);
+		r = first ? 0 : set_attr(tree, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
+						       MOUNT_ATTR_NOEXEC, false);
 		if (r >= 0)
 			r = attach(tree, proc, proc_masked_files[i]);
 		if (r < 0)
 			return set_step(step, step_len, r, "mask /proc/", proc_masked_files[i]);
+		first = first ? first : proc_masked_files[i];
 	}
+	first = NULL;
 	for (size_t i = 0; i < ELEMENTSOF(proc_masked_dirs); i++) {
 		if (faccessat(proc, proc_masked_dirs[i], F_OK, AT_SYMLINK_NOFOLLOW) < 0)
 			continue;
 		static const char *const opts[] = { "size", "4k", "mode", "0555", NULL };
 		_cleanup_close_ int tree =
-			new_fs("tmpfs", opts, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
-						      MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+			first ? clone_tree(proc, first, false)
+			      : new_fs("tmpfs", opts, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
+							      MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
 		r = tree;
 		if (r >= 0)
 			r = attach(tree, proc, proc_masked_dirs[i]);
 		if (r < 0)
 			return set_step(step, step_len, r, "mask /proc/", proc_masked_dirs[i]);
+		first = first ? first : proc_masked_dirs[i];
 	}
 	return 0;
 }

@@ -409,6 +409,32 @@ static void test_proc_sensitive_masked(void **state)
 		expect_proc_masked(*state, names[i]);
 }
 
+/*
+ * A masked /proc directory is an empty read-only tmpfs: nothing of the host's shows and
+ * nothing can be created there, for every masked directory (the later ones are clones of the
+ * first, and must keep its flags). One the host kernel lacks is simply absent.
+ */
+static void test_proc_dirs_masked(void **state)
+{
+	struct fx *f = *state;
+	static const char *const names[] = { "acpi", "scsi", "asound", "driver" };
+	int masked = 0;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		char host[64], file[80];
+		(void)snprintf(host, sizeof(host), "/proc/%s", names[i]);
+		(void)snprintf(file, sizeof(file), "%s/planted", host);
+		struct stat st;
+		if (lstat(host, &st) < 0) {
+			probe_expect(f, TH_CMD(TH_PROBE, "stat", host), 1, "ERR ENOENT 2\n");
+			continue;
+		}
+		probe_expect(f, TH_CMD(TH_PROBE, "ls", host), 0, "");
+		expect_write_refused(f, TH_CMD(TH_PROBE, "write", file));
+		masked++;
+	}
+	print_message("%d masked /proc directories on this host\n", masked);
+}
+
 /* ---------------------------------------------------------------------------------------- */
 /* Workspace ownership (idmapped mount)                                                      */
 
@@ -1781,6 +1807,7 @@ int main(void)
 		T(test_root_readonly),
 		T(test_proc_sys_readonly),
 		T(test_proc_sysrq_masked),
+		T(test_proc_dirs_masked),
 		T(test_proc_sensitive_masked),
 		T(test_ws_files_owned_by_ws_owner),
 		T(test_ws_root_owned_files),
