@@ -997,6 +997,12 @@ static int prepare(struct run_state *st, const struct sup_run_opts *opts,
 
 static int spawn_and_attest(struct run_state *st, struct sup_run_result *res)
 {
+#ifdef WARDEN_TEST_HOOKS
+	/* Only in warden-test: the sandbox never enters its cgroup, to prove the check refuses. */
+	bool skip_cgroup = secure_getenv("WARDEN_TEST_SKIP_CGROUP") != NULL;
+#else
+	const bool skip_cgroup = false;
+#endif
 	struct sbx_config cfg = {
 		.pol = st->pol,
 		.privileged = res->privileged,
@@ -1008,7 +1014,7 @@ static int spawn_and_attest(struct run_state *st, struct sup_run_result *res)
 		.worker_fd = st->worker_fd,
 		.channel_fd = st->chan[1],
 		.sync_fd = st->sync[1],
-		.cg_join = st->cg.version ? &st->cg_join : NULL,
+		.cg_join = st->cg.version && !skip_cgroup ? &st->cg_join : NULL,
 		.seccomp = &st->seccomp,
 		.worker_argv = st->worker_argv,
 		.envp = st->envp,
@@ -1036,7 +1042,7 @@ static int spawn_and_attest(struct run_state *st, struct sup_run_result *res)
 	r = sbx_write_id_maps(&cfg, st->pid);
 	if (r < 0)
 		return setup_failed(res, r, "write the uid/gid maps");
-	if (st->cg.version && !joined) {
+	if (st->cg.version && !joined && !skip_cgroup) {
 		r = sbx_cgroup_attach(&st->cg, st->pid);
 		if (r < 0)
 			return setup_failed(res, r, "move the sandbox into its cgroup");

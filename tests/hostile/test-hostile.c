@@ -172,6 +172,28 @@ ATTACK(17, silent)
 ATTACK(18, lie_uid)
 ATTACK(19, lie_caps)
 
+/*
+ * The supervisor's own check that the worker sits in its cgroup (every hierarchy's
+ * cgroup.procs lists it): warden-test leaves the cgroup unjoined on request, and the run
+ * must be refused before the command starts, with nothing left behind.
+ */
+static void test_outside_cgroup(void **state)
+{
+	struct fx *f = *state;
+	char rec[PATH_MAX], env[PATH_MAX + 32];
+	th_aux_path(&f->ws, "record", rec);
+	th_pathf(env, "WARDEN_TEST_WORKER=%s", hostile());
+	const char *const envv[] = { env, "WARDEN_TEST_SKIP_CGROUP=1", NULL };
+	struct th_opts o = { .workspace = f->ws.dir, .record = rec, .env = envv,
+			     .hard_timeout_ms = 25000 };
+	th_run(&o, TH_CMD("honest", f->marker), &f->out);
+	if (f->out.code != 125 || !strstr(f->out.err, "the sandbox is not in its cgroup"))
+		show(f);
+	assert_int_equal(f->out.code, 125);
+	assert_non_null(strstr(f->out.err, "the sandbox is not in its cgroup"));
+	assert_int_equal(th_count_procs(f->marker, NULL, 0), 0);
+}
+
 #define T(name) cmocka_unit_test_setup_teardown(test_##name, setup, teardown)
 
 int main(void)
@@ -204,6 +226,7 @@ int main(void)
 		T(silent),
 		T(lie_uid),
 		T(lie_caps),
+		T(outside_cgroup),
 	};
 	return cmocka_run_group_tests_name("hostile worker", tests, NULL, NULL);
 }
