@@ -270,7 +270,14 @@ void sup_audit_outside(struct sup_audit *a, const struct pol_policy *pol, pid_t 
 		    optout ? " (unsafe: no-cgroup)" : "");
 		row(a, "limits.pids", optout ? SUP_NA : SUP_VIOLATED, false, "no cgroup%s",
 		    optout ? " (unsafe: no-cgroup)" : "");
+		row(a, "limits.cgroup", optout ? SUP_NA : SUP_VIOLATED, false, "no cgroup%s",
+		    optout ? " (unsafe: no-cgroup)" : "");
 	} else {
+		int in = sbx_cgroup_holds(cg, pid);
+		row(a, "limits.cgroup", held_if(in == 1), false,
+		    "%s lists the worker (host pid %d)%s",
+		    cg->version == 2 ? "cgroup.procs" : "cgroup.procs of every hierarchy",
+		    (int)pid, in == 1 ? "" : in == 0 ? ": it does not" : ": could not be read");
 		char v[64];
 		const char *memfile = cg->version == 2 ? "memory.max" : "memory.limit_in_bytes";
 		int mfd = openat(cg->dirfd[SBX_CG_MEMORY], memfile, O_RDONLY | O_CLOEXEC);
