@@ -38,7 +38,7 @@ static unsigned long clone_ns_flags(const struct pol_policy *pol)
 	return flags;
 }
 
-/* The byte the parent sends when the id maps and cgroup are in place. */
+/* The byte the parent sends once the id maps are written (and the cgroup, if it moved us). */
 #define SBX_SYNC_GO 'G'
 
 /*

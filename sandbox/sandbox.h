@@ -94,9 +94,10 @@ int sbx_spawn(const struct sbx_config *cfg, pid_t *out_pid, int *out_pidfd, bool
 int sbx_write_id_maps(const struct sbx_config *cfg, pid_t pid);
 
 /*
- * Tells the child to go on (after the id maps and cgroup are in place), then waits for it to
- * exec the worker. Returns 0 when the child exec'd; -EIO with *out_fail filled when the child
- * reported a failed step; another -errno on a transport failure.
+ * Tells the child to go on (once the id maps, and the cgroup move when sbx_spawn left that to
+ * the caller, are in place), then waits for it to exec the worker. Returns 0 when the child
+ * exec'd; -EIO with *out_fail filled when the child reported a failed step; another -errno
+ * on a transport failure.
  */
 int sbx_release_child(int sync_fd, struct sbx_failure *out_fail);
 
