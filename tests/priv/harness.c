@@ -75,6 +75,15 @@ void th_cannot_run(const char *fmt, ...)
 	exit(th_must_work() ? 1 : TH_EXIT_SKIP);
 }
 
+void th_require_privileged(void)
+{
+	if (!th_fully_privileged())
+		th_cannot_run("needs root with CAP_SYS_ADMIN in the initial user namespace, so "
+			      "that warden runs in privileged mode");
+	if (!th_userns_available(0, 0))
+		th_cannot_run("user namespaces are not available");
+}
+
 static uint64_t mono_ms(void)
 {
 	struct timespec ts;
@@ -158,6 +167,25 @@ const char *th_setpriv(void)
 	return NULL;
 }
 
+/*
+ * Reads fd until EOF, an error or max bytes into buf, NUL-terminated (buf has max + 1 bytes).
+ * Returns the length read.
+ */
+static size_t read_upto(int fd, char *buf, size_t max)
+{
+	size_t len = 0;
+	while (len < max) {
+		ssize_t n = read(fd, buf + len, max - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+	}
+	buf[len] = '\0';
+	return len;
+}
+
 static int copy_file(const char *src, const char *dst, mode_t mode, uid_t uid, gid_t gid)
 {
 	int in = open(src, O_RDONLY | O_CLOEXEC);
@@ -213,7 +241,7 @@ static int rm_entry(const char *path, const struct stat *st, int flag, struct FT
 	return 0;
 }
 
-static void rm_rf(const char *path)
+void th_rm_rf(const char *path)
 {
 	if (*path)
 		(void)nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
@@ -251,8 +279,8 @@ int th_ws_new(struct th_ws *ws, uid_t uid, gid_t gid)
 
 void th_ws_remove(struct th_ws *ws)
 {
-	rm_rf(ws->dir);
-	rm_rf(ws->aux);
+	th_rm_rf(ws->dir);
+	th_rm_rf(ws->aux);
 	ws->dir[0] = ws->aux[0] = '\0';
 }
 
@@ -282,6 +310,100 @@ int th_write_file(const char *path, const char *text)
 	if (close(fd) < 0 && r == 0)
 		r = -errno;
 	return r;
+}
+
+void th_put_file(const char *path, const char *text)
+{
+	int r = th_write_file(path, text);
+	if (r < 0)
+		fail_msg("write %s: %s", path, strerror(-r));
+}
+
+char *th_read_file(const char *path, size_t max, bool nofollow, size_t *out_len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | (nofollow ? O_NOFOLLOW : 0));
+	if (fd < 0)
+		return NULL;
+	char *buf = malloc(max + 1);
+	assert_non_null(buf);
+	size_t len = read_upto(fd, buf, max);
+	(void)close(fd);
+	if (out_len)
+		*out_len = len;
+	return buf;
+}
+
+void th_expect_file(const char *path, const char *text)
+{
+	/* A little more than text, so that a longer file shows as longer. */
+	char *got = th_read_file(path, strlen(text) + 4096, false, NULL);
+	if (!got)
+		fail_msg("open %s: %s", path, strerror(errno));
+	if (strcmp(got, text) != 0) {
+		th_print_long(path, got);
+		th_print_long("expected", text);
+		free(got);
+		fail_msg("%s does not hold the expected text", path);
+	}
+	free(got);
+}
+
+char *th_list_dir(const char *dir, size_t *out_n)
+{
+	struct dirent **names = NULL;
+	int n = scandir(dir, &names, NULL, alphasort);
+	if (n < 0)
+		return NULL;
+	size_t cap = 1, k = 0, len = 0;
+	for (int i = 0; i < n; i++)
+		cap += strlen(names[i]->d_name) + 1;
+	char *text = malloc(cap);
+	assert_non_null(text);
+	text[0] = '\0';
+	for (int i = 0; i < n; i++) {
+		const char *s = names[i]->d_name;
+		if (strcmp(s, ".") != 0 && strcmp(s, "..") != 0) {
+			size_t l = strlen(s);
+			memcpy(text + len, s, l);
+			text[len + l] = '\n';
+			len += l + 1;
+			text[len] = '\0';
+			k++;
+		}
+		free(names[i]);
+	}
+	free(names);
+	if (out_n)
+		*out_n = k;
+	return text;
+}
+
+void th_ws_path(const struct th_ws *ws, const char *rel, char *out)
+{
+	th_pathf(out, "%s/%s", ws->dir, rel);
+}
+
+bool th_ws_exists(const struct th_ws *ws, const char *rel)
+{
+	char p[PATH_MAX];
+	struct stat st;
+	th_ws_path(ws, rel, p);
+	return lstat(p, &st) == 0;
+}
+
+void th_ws_write(const struct th_ws *ws, const char *rel, const char *text)
+{
+	char p[PATH_MAX];
+	th_ws_path(ws, rel, p);
+	th_put_file(p, text);
+}
+
+void th_ws_mkdir(const struct th_ws *ws, const char *rel)
+{
+	char p[PATH_MAX];
+	th_ws_path(ws, rel, p);
+	if (mkdir(p, 0755) < 0 || chmod(p, 0755) < 0)
+		fail_msg("mkdir %s: %s", p, strerror(errno));
 }
 
 void th_policy(struct th_ws *ws, const char *yaml, char *out)
@@ -606,6 +728,22 @@ void th_out_done(struct th_out *out)
 	memset(out, 0, sizeof(*out));
 }
 
+void th_print_long(const char *title, const char *text)
+{
+	print_error("--- %s ---\n", title);
+	for (size_t len = strlen(text), off = 0; off < len; off += 512)
+		print_error("%.512s", text + off);
+	print_error("\n---\n");
+}
+
+void th_show(const struct th_out *out)
+{
+	print_error("exit %d after %llu ms%s\n", out->code, (unsigned long long)out->elapsed_ms,
+		    out->hard_timeout ? " (hard timeout)" : "");
+	th_print_long("stdout", out->out ? out->out : "");
+	th_print_long("stderr", out->err ? out->err : "");
+}
+
 /* Calls fn(pid, ctx) for every host process matching as th_count_procs describes. */
 static int scan_procs(const char *marker, const char *argv0_suffix, pid_t exclude,
 		      void (*fn)(pid_t, void *), void *ctx)
@@ -626,19 +764,10 @@ static int scan_procs(const char *marker, const char *argv0_suffix, pid_t exclud
 		int fd = open(path, O_RDONLY | O_CLOEXEC);
 		if (fd < 0)
 			continue;
-		size_t len = 0;
-		for (;;) {
-			ssize_t n = read(fd, buf + len, CMDLINE_MAX - len);
-			if (n <= 0)
-				break;
-			len += (size_t)n;
-			if (len == CMDLINE_MAX)
-				break;
-		}
+		size_t len = read_upto(fd, buf, CMDLINE_MAX);
 		(void)close(fd);
 		if (len == 0)
 			continue;
-		buf[len] = '\0';
 		const char *argv0 = buf;
 		bool match = false;
 		for (size_t off = 0; off < len; off += strlen(buf + off) + 1)
@@ -698,22 +827,13 @@ bool th_proc_status(pid_t pid, char *buf, size_t len)
 {
 	char path[64];
 	(void)snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || len == 0)
+	if (len == 0)
 		return false;
-	size_t off = 0;
-	for (;;) {
-		ssize_t n = read(fd, buf + off, len - 1 - off);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		off += (size_t)n;
-		if (off == len - 1)
-			break;
-	}
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	size_t off = read_upto(fd, buf, len - 1);
 	(void)close(fd);
-	buf[off] = '\0';
 	return off > 0;
 }
 
@@ -729,24 +849,10 @@ cJSON *th_record_load(const char *dir)
 {
 	char path[PATH_MAX];
 	(void)snprintf(path, sizeof(path), "%s/record.json", dir);
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0)
-		fail_msg("open %s: %s", path, strerror(errno));
-	char *buf = malloc(RECORD_MAX + 1);
-	assert_non_null(buf);
 	size_t len = 0;
-	for (;;) {
-		ssize_t n = read(fd, buf + len, RECORD_MAX - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		len += (size_t)n;
-		if (len == RECORD_MAX)
-			break;
-	}
-	(void)close(fd);
-	buf[len] = '\0';
+	char *buf = th_read_file(path, RECORD_MAX, true, &len);
+	if (!buf)
+		fail_msg("open %s: %s", path, strerror(errno));
 	cJSON *root = cJSON_ParseWithLength(buf, len);
 	if (!root) {
 		print_error("record.json:\n%s\n", buf);
@@ -755,6 +861,13 @@ cJSON *th_record_load(const char *dir)
 	}
 	free(buf);
 	return root;
+}
+
+void th_record_reload(cJSON **record, const char *dir)
+{
+	cJSON_Delete(*record);
+	*record = NULL;
+	*record = th_record_load(dir);
 }
 
 const cJSON *th_json_at(const cJSON *root, const char *path)
@@ -834,4 +947,137 @@ bool th_has_line(const char *text, const char *want)
 		line = nl ? nl + 1 : NULL;
 	}
 	return false;
+}
+
+int th_fx_setup(void **state, size_t size, uid_t uid, gid_t gid)
+{
+	struct th_fx *f = size >= sizeof(*f) ? calloc(1, size) : NULL;
+	if (!f)
+		return -1;
+	f->param = *state;
+	int r = th_ws_new(&f->ws, uid, gid);
+	if (r < 0) {
+		print_error("create a workspace: %s\n", strerror(-r));
+		free(f);
+		return -1;
+	}
+	*state = f;
+	return 0;
+}
+
+void th_fx_free(struct th_fx *f)
+{
+	if (!f)
+		return;
+	if (f->marker[0])
+		th_kill_procs(f->marker, 0);
+	th_out_done(&f->out);
+	cJSON_Delete(f->record);
+	th_ws_remove(&f->ws);
+	free(f);
+}
+
+int th_fx_teardown(void **state)
+{
+	th_fx_free(*state);
+	return 0;
+}
+
+struct th_opts th_fx_opts(const struct th_fx *f, const char *policy)
+{
+	return (struct th_opts){ .workspace = f->ws.dir, .policy = policy };
+}
+
+void th_fx_run(struct th_fx *f, const struct th_opts *o, const char *const *cmd)
+{
+	struct th_opts def = th_fx_opts(f, NULL);
+	th_out_done(&f->out);
+	th_run(o ? o : &def, cmd, &f->out);
+}
+
+void th_fx_expect(const struct th_fx *f, int code, const char *out)
+{
+	if (f->out.code != code || (out && strcmp(f->out.out, out) != 0))
+		th_show(&f->out);
+	assert_int_equal(f->out.code, code);
+	if (out)
+		assert_string_equal(f->out.out, out);
+}
+
+void th_fx_run_expect(struct th_fx *f, const struct th_opts *o, const char *const *cmd, int code,
+		      const char *out)
+{
+	th_fx_run(f, o, cmd);
+	th_fx_expect(f, code, out);
+}
+
+void th_fx_record_expect(struct th_fx *f, const struct th_opts *o, const char *const *cmd,
+			 int code, const char *out)
+{
+	struct th_opts rec = o ? *o : th_fx_opts(f, NULL);
+	th_aux_path(&f->ws, "record", f->record_dir);
+	rec.record = f->record_dir;
+	th_fx_run_expect(f, &rec, cmd, code, out);
+	th_record_reload(&f->record, f->record_dir);
+}
+
+const cJSON *th_fx_expect_json(struct th_fx *f)
+{
+	th_fx_expect(f, 0, NULL);
+	cJSON *root = cJSON_Parse(f->out.out);
+	if (!root) {
+		th_show(&f->out);
+		fail_msg("stdout is not JSON");
+	}
+	cJSON_Delete(f->record);
+	f->record = root;
+	return root;
+}
+
+void th_fx_expect_write_refused(const struct th_fx *f)
+{
+	if (strcmp(f->out.out, "ERR EROFS 30\n") != 0 &&
+	    strcmp(f->out.out, "ERR EACCES 13\n") != 0) {
+		th_show(&f->out);
+		fail_msg("expected EROFS or EACCES");
+	}
+	assert_int_equal(f->out.code, 1);
+}
+
+void th_fx_expect_caps(const struct th_fx *f, const char *want)
+{
+	static const char *const sets[] = { "CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb" };
+	char v[64];
+	for (size_t i = 0; i < sizeof(sets) / sizeof(sets[0]); i++) {
+		if (!th_status_field(f->out.out, sets[i], v, sizeof(v))) {
+			th_show(&f->out);
+			fail_msg("no %s line", sets[i]);
+		}
+		if (strcmp(v, want) != 0) {
+			th_show(&f->out);
+			fail_msg("%s is %s, expected %s", sets[i], v, want);
+		}
+	}
+}
+
+void th_fx_expect_sandbox_user(const struct th_fx *f)
+{
+	static const char *const want[][2] = {
+		{ "NoNewPrivs", "1" },
+		{ "Seccomp", "2" }, /* SECCOMP_MODE_FILTER */
+		{ "Uid", "1000\t1000\t1000\t1000" },
+		{ "Gid", "1000\t1000\t1000\t1000" },
+	};
+	th_fx_expect_caps(f, TH_ZERO_CAPS);
+	char v[128];
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		if (!th_status_field(f->out.out, want[i][0], v, sizeof(v))) {
+			th_show(&f->out);
+			fail_msg("no %s line", want[i][0]);
+		}
+		if (strcmp(v, want[i][1]) != 0) {
+			th_show(&f->out);
+			fail_msg("%s is '%s', expected '%s'", want[i][0], v, want[i][1]);
+		}
+	}
 }

@@ -2,7 +2,8 @@
 /*
  * Shared helpers of the tests/priv suite: run warden (or, as a control, the probe itself) with
  * a bounded capture of stdout and stderr and a hard timeout; temporary workspaces holding a
- * copy of the probe; policy files; run records; scans of the host's processes.
+ * copy of the probe; policy files; run records; scans of the host's processes; and the test
+ * fixture (struct th_fx) with the run-and-expect helpers that the test programs share.
  *
  * The test programs find their binaries in the environment that meson test sets:
  * WARDEN (build/warden) and PROBE (the static probe).
@@ -26,6 +27,8 @@
 #define TH_CAPTURE_MAX (1u << 20)
 /* The hard timeout of one run when th_opts.hard_timeout_ms is 0. */
 #define TH_HARD_TIMEOUT_MS 30000u
+/* A capability set with nothing in it, as /proc/PID/status and the run record print it. */
+#define TH_ZERO_CAPS "0000000000000000"
 
 /* A NULL-terminated command, e.g. TH_CMD(TH_PROBE, "exit", "3"). */
 #define TH_CMD(...) ((const char *const[]){ __VA_ARGS__, NULL })
@@ -42,6 +45,12 @@ bool th_must_work(void);
  * or 1 under SBX_TEST_MUST_WORK=1.
  */
 __attribute__((noreturn, format(printf, 1, 2))) void th_cannot_run(const char *fmt, ...);
+
+/*
+ * Ends the program through th_cannot_run unless warden can run in privileged mode here: full
+ * privilege (th_fully_privileged) and user namespaces for uid 0.
+ */
+void th_require_privileged(void);
 
 /*
  * True when this process holds full privilege: uid 0 with CAP_SYS_ADMIN in the initial user
@@ -74,6 +83,9 @@ int th_ws_new(struct th_ws *ws, uid_t uid, gid_t gid);
 /* Removes both directories recursively (without following symlinks). */
 void th_ws_remove(struct th_ws *ws);
 
+/* Removes path recursively, without following symlinks or crossing mounts; "" is ignored. */
+void th_rm_rf(const char *path);
+
 /* A fresh, unused path "<aux>/<stem>-N" in out (PATH_MAX bytes). */
 void th_aux_path(struct th_ws *ws, const char *stem, char *out);
 
@@ -82,6 +94,38 @@ __attribute__((format(printf, 2, 3))) void th_pathf(char *out, const char *fmt, 
 
 /* Writes text to path (created or truncated, mode 0644). Returns 0 or -errno. */
 int th_write_file(const char *path, const char *text);
+
+/* th_write_file; a failure fails the test. */
+void th_put_file(const char *path, const char *text);
+
+/*
+ * Reads path (following a final symlink unless nofollow; never blocking on a FIFO) into a new
+ * NUL-terminated buffer, keeping at most max bytes; its length goes to *out_len when not
+ * NULL. Returns NULL, with errno set, when path cannot be opened. Caller frees.
+ */
+char *th_read_file(const char *path, size_t max, bool nofollow, size_t *out_len);
+
+/* path (a final symlink followed) holds exactly text; fails the test with both shown. */
+void th_expect_file(const char *path, const char *text);
+
+/*
+ * The names in dir but "." and "..", sorted, each followed by '\n', in a new string; their
+ * number goes to *out_n when not NULL. NULL, with errno set, when dir cannot be listed.
+ * Caller frees.
+ */
+char *th_list_dir(const char *dir, size_t *out_n);
+
+/* ws->dir + "/" + rel into out (PATH_MAX bytes); truncation fails the test. */
+void th_ws_path(const struct th_ws *ws, const char *rel, char *out);
+
+/* True when the workspace has an entry rel (a final symlink is not followed). */
+bool th_ws_exists(const struct th_ws *ws, const char *rel);
+
+/* Writes text to the workspace's file rel (th_put_file). */
+void th_ws_write(const struct th_ws *ws, const char *rel, const char *text);
+
+/* Creates the workspace's directory rel with mode 0755 whatever the umask; fails the test. */
+void th_ws_mkdir(const struct th_ws *ws, const char *rel);
 
 /* Writes a policy file into ws->aux; its path goes to out (PATH_MAX bytes). Fails the test. */
 void th_policy(struct th_ws *ws, const char *yaml, char *out);
@@ -148,6 +192,12 @@ void th_run(const struct th_opts *o, const char *const *cmd, struct th_out *out)
 /* Frees the captures. */
 void th_out_done(struct th_out *out);
 
+/* Prints text under a title, in pieces (cmocka's print_error has a bounded buffer). */
+void th_print_long(const char *title, const char *text);
+
+/* Prints a finished run (exit code, time, stdout, stderr), for a failure's context. */
+void th_show(const struct th_out *out);
+
 /*
  * Counts host processes whose command line has an argument equal to marker and, when
  * argv0_suffix is not NULL, whose argv[0] ends with it; pid `exclude` is not counted.
@@ -173,6 +223,9 @@ void th_marker(const char *stem, char *out, size_t len);
 /* Loads dir/record.json; fails the test when it is missing or not JSON. Caller frees. */
 cJSON *th_record_load(const char *dir);
 
+/* Frees *record, then th_record_load(dir) into it (NULL while that runs). */
+void th_record_reload(cJSON **record, const char *dir);
+
 /* The node at a dotted path ("exit.reason"); NULL when absent. */
 const cJSON *th_json_at(const cJSON *root, const char *path);
 /* The string / number / bool at path; fail the test when absent or of another type. */
@@ -188,3 +241,79 @@ bool th_status_field(const char *text, const char *key, char *out, size_t len);
 
 /* True when text has a line equal to line (without its newline). */
 bool th_has_line(const char *text, const char *line);
+
+/*
+ * One test's fixture, shared by the programs that run commands in a fresh workspace. A
+ * program that needs more state puts a struct th_fx first in a larger struct of its own, so
+ * that a test needing only this part can still read its state as a struct th_fx *.
+ */
+struct th_fx {
+	struct th_ws ws;
+	const void *param;          /* the test's case (table-driven tests); NULL otherwise */
+	struct th_out out;          /* the last run */
+	cJSON *record;              /* the last record loaded; NULL when none */
+	char record_dir[PATH_MAX];  /* the --record directory of the last th_fx_record_expect */
+	char marker[96];            /* host processes with this argument are killed at teardown */
+};
+
+/*
+ * A cmocka setup: allocates size bytes (at least sizeof(struct th_fx), zeroed, a struct th_fx
+ * at their start), takes *state as param and creates the workspace owned by uid:gid; the
+ * allocation goes to *state. Returns 0, or -1 (with a message when the workspace could not be
+ * made).
+ */
+int th_fx_setup(void **state, size_t size, uid_t uid, gid_t gid);
+
+/*
+ * Kills the marked host processes, frees the run and the record, removes the workspace and
+ * frees the allocation f starts (it came from th_fx_setup). NULL-safe.
+ */
+void th_fx_free(struct th_fx *f);
+
+/* A cmocka teardown: th_fx_free(*state). */
+int th_fx_teardown(void **state);
+
+/* Options running in f's workspace under policy (NULL: the default policy). */
+struct th_opts th_fx_opts(const struct th_fx *f, const char *policy);
+
+/* Runs cmd with o (NULL: th_fx_opts(f, NULL)); the result replaces f->out. */
+void th_fx_run(struct th_fx *f, const struct th_opts *o, const char *const *cmd);
+
+/*
+ * Asserts the last run's exit code and, unless out is NULL, its exact stdout; on a mismatch
+ * the run is shown first.
+ */
+void th_fx_expect(const struct th_fx *f, int code, const char *out);
+
+/* th_fx_run (o NULL: th_fx_opts(f, NULL)), then th_fx_expect. */
+void th_fx_run_expect(struct th_fx *f, const struct th_opts *o, const char *const *cmd, int code,
+		      const char *out);
+
+/*
+ * th_fx_run_expect with o (NULL: th_fx_opts(f, NULL)) but --record into a fresh directory of
+ * f->ws.aux (o->record is not used), whose path goes to f->record_dir; then its record
+ * replaces f->record. A missing or invalid record fails the test.
+ */
+void th_fx_record_expect(struct th_fx *f, const struct th_opts *o, const char *const *cmd,
+			 int code, const char *out);
+
+/*
+ * The last run exited 0 and printed one JSON document (a --json subcommand); it replaces
+ * f->record, which owns it. Returns it.
+ */
+const cJSON *th_fx_expect_json(struct th_fx *f);
+
+/* The last run's write was refused, by a read-only mount (EROFS) or by permissions (EACCES). */
+void th_fx_expect_write_refused(const struct th_fx *f);
+
+/*
+ * The last run was `probe status`, and every capability set (CapInh, CapPrm, CapEff, CapBnd,
+ * CapAmb) it printed is want.
+ */
+void th_fx_expect_caps(const struct th_fx *f, const char *want);
+
+/*
+ * The last run was `probe status` as the default sandbox user: no capability in any set,
+ * no_new_privs, a seccomp filter, and uid and gid 1000.
+ */
+void th_fx_expect_sandbox_user(const struct th_fx *f);

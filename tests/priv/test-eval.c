@@ -13,10 +13,8 @@
  * warden in privileged mode) and user namespaces; otherwise the program exits 77, or fails
  * under SBX_TEST_MUST_WORK=1.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,17 +50,6 @@ struct fx {
 	char markers[3][64];        /* host processes tagged with these are killed at teardown */
 };
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)ftw;
-	if (flag == FTW_DP)
-		(void)rmdir(path);
-	else
-		(void)unlink(path);
-	return 0;
-}
-
 static int fx_setup(void **state)
 {
 	struct fx *f = calloc(1, sizeof(*f));
@@ -84,7 +71,7 @@ static int fx_setup(void **state)
 	th_pathf(f->out_dir, "%s/out", f->base);
 	if (chmod(f->base, 0755) < 0 || mkdir(f->task_dir, 0755) < 0) {
 		print_error("prepare %s: %s\n", f->base, strerror(errno));
-		(void)nftw(f->base, rm_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+		th_rm_rf(f->base);
 		free(f);
 		return -1;
 	}
@@ -100,7 +87,7 @@ static int fx_teardown(void **state)
 			th_kill_procs(f->markers[i], 0);
 	th_out_done(&f->out);
 	cJSON_Delete(f->record);
-	(void)nftw(f->base, rm_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+	th_rm_rf(f->base);
 	free(f);
 	return 0;
 }
@@ -124,9 +111,7 @@ static void mkdir_parents(const char *path)
 static void put_file(const char *path, const char *text)
 {
 	mkdir_parents(path);
-	int r = th_write_file(path, text);
-	if (r < 0)
-		fail_msg("write %s: %s", path, strerror(-r));
+	th_put_file(path, text);
 	if (chmod(path, 0644) < 0)
 		fail_msg("chmod %s: %s", path, strerror(errno));
 }
@@ -150,33 +135,10 @@ static void append_file(const char *path, const char *text)
 		fail_msg("append to %s failed", path);
 }
 
-/*
- * Reads path (following symlinks unless nofollow) into a new NUL-terminated buffer; its
- * length goes to *len_out when not NULL. NULL when it cannot be opened (errno is set).
- */
+/* th_read_file of at most READ_MAX bytes. */
 static char *slurp(const char *path, bool nofollow, size_t *len_out)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | (nofollow ? O_NOFOLLOW : 0));
-	if (fd < 0)
-		return NULL;
-	char *buf = malloc(READ_MAX + 1);
-	assert_non_null(buf);
-	size_t len = 0;
-	for (;;) {
-		ssize_t n = read(fd, buf + len, READ_MAX - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		len += (size_t)n;
-		if (len == READ_MAX)
-			break;
-	}
-	(void)close(fd);
-	buf[len] = '\0';
-	if (len_out)
-		*len_out = len;
-	return buf;
+	return th_read_file(path, READ_MAX, nofollow, len_out);
 }
 
 /* The run folder's file rel, which must exist. Caller frees. */
@@ -216,25 +178,13 @@ static bool run_has(const struct fx *f, const char *rel)
 
 /* ---- running warden ---- */
 
-/* Prints text under a title in pieces (cmocka's print_error has a bounded buffer). */
-static void print_long(const char *title, const char *text)
-{
-	print_error("--- %s ---\n", title);
-	for (size_t len = strlen(text), off = 0; off < len; off += 512)
-		print_error("%.512s", text + off);
-	print_error("\n---\n");
-}
-
 /* Prints the last run and, when loaded, the record and grade.log, for a failure's context. */
 static void show(const struct fx *f)
 {
-	print_error("warden exit %d after %llu ms%s\n", f->out.code,
-		    (unsigned long long)f->out.elapsed_ms, f->out.hard_timeout ? " (hard timeout)" : "");
-	print_long("stdout", f->out.out ? f->out.out : "");
-	print_long("stderr", f->out.err ? f->out.err : "");
+	th_show(&f->out);
 	if (f->record) {
 		char *text = cJSON_Print(f->record);
-		print_long("record.json", text ? text : "?");
+		th_print_long("record.json", text ? text : "?");
 		free(text);
 	}
 	if (f->run[0]) {
@@ -242,7 +192,7 @@ static void show(const struct fx *f)
 		th_pathf(path, "%s/grade.log", f->run);
 		char *log = slurp(path, true, NULL);
 		if (log)
-			print_long("grade.log", log);
+			th_print_long("grade.log", log);
 		free(log);
 	}
 }
@@ -265,48 +215,14 @@ static void expect_code(const struct fx *f, int code)
 /* Reloads the run folder's record. */
 static void load_record(struct fx *f)
 {
-	cJSON_Delete(f->record);
-	f->record = NULL;
-	f->record = th_record_load(f->run);
-}
-
-/* The names in folder dir, sorted, one per line, into a new string. */
-static char *list_dir(const char *dir, size_t *n_out)
-{
-	struct dirent **names = NULL;
-	int n = scandir(dir, &names, NULL, alphasort);
-	if (n < 0)
-		return NULL;
-	size_t cap = 1, k = 0;
-	for (int i = 0; i < n; i++)
-		cap += strlen(names[i]->d_name) + 1;
-	char *text = malloc(cap);
-	assert_non_null(text);
-	text[0] = '\0';
-	size_t len = 0;
-	for (int i = 0; i < n; i++) {
-		const char *s = names[i]->d_name;
-		if (strcmp(s, ".") != 0 && strcmp(s, "..") != 0) {
-			size_t l = strlen(s);
-			memcpy(text + len, s, l);
-			text[len + l] = '\n';
-			len += l + 1;
-			text[len] = '\0';
-			k++;
-		}
-		free(names[i]);
-	}
-	free(names);
-	if (n_out)
-		*n_out = k;
-	return text;
+	th_record_reload(&f->record, f->run);
 }
 
 /* Finds the single run folder in the --out folder and checks its name and files. */
 static void find_run(struct fx *f, const char *task_id)
 {
 	size_t n = 0;
-	char *names = list_dir(f->out_dir, &n);
+	char *names = th_list_dir(f->out_dir, &n);
 	if (!names) {
 		fail_msg("list %s: %s", f->out_dir, strerror(errno));
 		return;
@@ -355,6 +271,14 @@ static void check_basics(const struct fx *f, const char *task_id, const char *so
 	assert_string_equal(th_json_str(r, "host.mode"), "privileged");
 }
 
+static void expect_status(const struct fx *f, const char *status)
+{
+	const char *s = th_json_str(f->record, "status");
+	if (strcmp(s, status) != 0)
+		show(f);
+	assert_string_equal(s, status);
+}
+
 /* `warden eval --out OUT [extra...] TASK` of the fixture's task; expects code and one run. */
 static void eval_path(struct fx *f, const char *task, const char *extra, int code,
 		      const char *task_id, const char *const *env)
@@ -368,9 +292,14 @@ static void eval_path(struct fx *f, const char *task, const char *extra, int cod
 	check_basics(f, task_id, task);
 }
 
-static void eval_task(struct fx *f, int code, const char *task_id)
+/* Writes yaml as the fixture's task.yaml and evals it; unless NULL, status is checked too. */
+static void eval_task(struct fx *f, const char *yaml, int code, const char *task_id,
+		      const char *status)
 {
+	put_task(f, yaml);
 	eval_path(f, f->task, NULL, code, task_id, NULL);
+	if (status)
+		expect_status(f, status);
 }
 
 /* `warden grade [--yes] ARG`; expects code. */
@@ -380,10 +309,12 @@ static void grade_arg(struct fx *f, const char *arg, bool yes, int code)
 	expect_code(f, code);
 }
 
-static void grade(struct fx *f, int code)
+/* `warden grade --yes` of the last run; expects code and the record's status. */
+static void grade(struct fx *f, int code, const char *status)
 {
 	grade_arg(f, f->run, true, code);
 	load_record(f);
+	expect_status(f, status);
 }
 
 /* ---- record checks ---- */
@@ -392,14 +323,6 @@ static bool near(double a, double b)
 {
 	double d = a - b;
 	return d < 1e-9 && d > -1e-9;
-}
-
-static void expect_status(const struct fx *f, const char *status)
-{
-	const char *s = th_json_str(f->record, "status");
-	if (strcmp(s, status) != 0)
-		show(f);
-	assert_string_equal(s, status);
 }
 
 static void expect_score(const struct fx *f, double score)
@@ -521,15 +444,21 @@ static void example(const char *name, char *out)
 		fail_msg("cannot find the example %s (%s): %s", name, info, strerror(errno));
 }
 
+/* examples/NAME (whose task_id is NAME) passes: exit 0, SUCCESS, score 1. */
+static void eval_example(struct fx *f, const char *name)
+{
+	char task[PATH_MAX];
+	example(name, task);
+	eval_path(f, task, NULL, 0, name, NULL);
+	expect_status(f, "SUCCESS");
+	expect_score(f, 1);
+}
+
 /* examples/sandbox-marker passes; a regrade changes nothing of the agent phase. */
 static void test_example_sandbox_marker(void **state)
 {
 	struct fx *f = *state;
-	char task[PATH_MAX];
-	example("sandbox-marker", task);
-	eval_path(f, task, NULL, 0, "sandbox-marker", NULL);
-	expect_status(f, "SUCCESS");
-	expect_score(f, 1);
+	eval_example(f, "sandbox-marker");
 	assert_int_equal(stamps(f, NULL, NULL), 0);
 	assert_true(th_json_num(f->record, "grades") == 1);
 	assert_string_equal(th_json_str(f->record, "phases.grade.by"), "eval");
@@ -540,8 +469,7 @@ static void test_example_sandbox_marker(void **state)
 	assert_non_null(agent);
 	assert_non_null(identity);
 
-	grade(f, 0);
-	expect_status(f, "SUCCESS");
+	grade(f, 0, "SUCCESS");
 	expect_score(f, 1);
 	bool regraded = false;
 	assert_int_equal(stamps(f, "regraded", &regraded), 1);
@@ -563,11 +491,7 @@ static void test_example_sandbox_marker(void **state)
 static void test_example_hidden_answer(void **state)
 {
 	struct fx *f = *state;
-	char task[PATH_MAX];
-	example("hidden-answer", task);
-	eval_path(f, task, NULL, 0, "hidden-answer", NULL);
-	expect_status(f, "SUCCESS");
-	expect_score(f, 1);
+	eval_example(f, "hidden-answer");
 	expect_all_passed(f);
 	assert_false(run_has(f, "workspace/peeked.txt"));
 	char *answer = run_file(f, "workspace/answer.txt");
@@ -619,9 +543,7 @@ static void test_example_report(void **state)
 static void test_parity(void **state)
 {
 	struct fx *f = *state;
-	put_task(f, PARITY_TASK);
-	eval_task(f, 1, "parity");
-	expect_status(f, "FAILURE");
+	eval_task(f, PARITY_TASK, 1, "parity", "FAILURE");
 	expect_score(f, 0.4); /* (1 + 1) / (1 + 1 + 2 + 1) */
 	expect_crit(f, 0, true, 1, NULL);
 	expect_crit(f, 1, true, 1, NULL);
@@ -630,8 +552,7 @@ static void test_parity(void **state)
 	cJSON *first = cJSON_Duplicate(f->record, true);
 	assert_non_null(first);
 
-	grade(f, 1);
-	expect_status(f, "FAILURE");
+	grade(f, 1, "FAILURE");
 	expect_score(f, 0.4);
 	const cJSON *a = th_json_at(first, "criteria"), *b = th_json_at(f->record, "criteria");
 	assert_int_equal(cJSON_GetArraySize(a), cJSON_GetArraySize(b));
@@ -687,7 +608,7 @@ static void snap_take(const struct fx *f, struct snap *s)
 	char path[PATH_MAX];
 	struct stat st;
 	memset(s, 0, sizeof(*s));
-	s->listing = list_dir(f->run, NULL);
+	s->listing = th_list_dir(f->run, NULL);
 	assert_non_null(s->listing);
 	th_pathf(path, "%s/record.json", f->run);
 	assert_int_equal(lstat(path, &st), 0);
@@ -796,13 +717,13 @@ static void record_set(const struct fx *f, const char *parent_path, const char *
 static void test_grade_quarantine(void **state)
 {
 	struct fx *f = *state;
-	put_task(f, "schema_version: 1\n"
-		    "task_id: quarantine\n"
-		    "agent: { run: [sh, -c, \"echo 1 > done.txt\"] }\n"
-		    "criteria:\n"
-		    "  - description: slow enough to edit the record meanwhile\n"
-		    "    command: { run: [sh, -c, \"echo grading; sleep 3\"] }\n");
-	eval_task(f, 0, "quarantine");
+	eval_task(f, "schema_version: 1\n"
+		     "task_id: quarantine\n"
+		     "agent: { run: [sh, -c, \"echo 1 > done.txt\"] }\n"
+		     "criteria:\n"
+		     "  - description: slow enough to edit the record meanwhile\n"
+		     "    command: { run: [sh, -c, \"echo grading; sleep 3\"] }\n",
+		  0, "quarantine", NULL);
 	struct th_opts o = { .subcommand = "grade", .hard_timeout_ms = EVAL_HARD_TIMEOUT_MS };
 	struct th_proc p;
 	assert_int_equal(th_spawn(&o, TH_CMD("--yes", f->run), &p), 0);
@@ -904,9 +825,7 @@ static void test_gate_refuses(void **state)
 {
 	struct fx *f = *state;
 	const struct refusal *c = f->param;
-	put_task(f, GATE_TASK);
-	eval_task(f, 0, "gate");
-	expect_status(f, "SUCCESS");
+	eval_task(f, GATE_TASK, 0, "gate", "SUCCESS");
 	assert_int_equal(run_file_lines(f, "workspace/teardown.txt"), 1);
 
 	char arg[PATH_MAX];
@@ -927,8 +846,7 @@ static void test_gate_refuses(void **state)
 
 	if (c->control) {
 		/* The same folder with --yes is graded: only the gate stood in the way. */
-		grade(f, 0);
-		expect_status(f, "SUCCESS");
+		grade(f, 0, "SUCCESS");
 		assert_int_equal(run_file_lines(f, "workspace/teardown.txt"), 2);
 	}
 }
@@ -953,23 +871,21 @@ static const struct refusal
 static void test_grade_no_agent_rerun(void **state)
 {
 	struct fx *f = *state;
-	put_task(f, "schema_version: 1\n"
-		    "task_id: rerun\n"
-		    "agent:\n"
-		    "  run: [sh, -c, \"echo run >> count.txt; echo agent-was-here\"]\n"
-		    "  timeout: 20s\n"
-		    "criteria:\n"
-		    "  - description: the agent ran\n"
-		    "    file_exists: count.txt\n");
-	eval_task(f, 0, "rerun");
-	expect_status(f, "SUCCESS");
+	eval_task(f, "schema_version: 1\n"
+		     "task_id: rerun\n"
+		     "agent:\n"
+		     "  run: [sh, -c, \"echo run >> count.txt; echo agent-was-here\"]\n"
+		     "  timeout: 20s\n"
+		     "criteria:\n"
+		     "  - description: the agent ran\n"
+		     "    file_exists: count.txt\n",
+		  0, "rerun", "SUCCESS");
 	assert_int_equal(run_file_lines(f, "workspace/count.txt"), 1);
 	char *out1 = run_file(f, "agent.stdout");
 	assert_string_equal(out1, "agent-was-here\n");
 	assert_true(th_json_num(f->record, "phases.agent.stdout.bytes") == 15);
 
-	grade(f, 0);
-	expect_status(f, "SUCCESS");
+	grade(f, 0, "SUCCESS");
 	assert_int_equal(run_file_lines(f, "workspace/count.txt"), 1);
 	char *out2 = run_file(f, "agent.stdout");
 	assert_string_equal(out2, out1);
@@ -985,12 +901,10 @@ static void test_grade_no_agent_rerun(void **state)
 static void test_grade_edited_before(void **state)
 {
 	struct fx *f = *state;
-	put_task(f, GATE_TASK);
-	eval_task(f, 0, "gate");
+	eval_task(f, GATE_TASK, 0, "gate", NULL);
 	double ms = th_json_num(f->record, "phases.agent.duration_ms") + 1234;
 	record_set(f, "phases.agent", "duration_ms", cJSON_CreateNumber(ms));
-	grade(f, 0);
-	expect_status(f, "SUCCESS");
+	grade(f, 0, "SUCCESS");
 	assert_true(th_json_num(f->record, "grades") == 2);
 	assert_true(near(th_json_num(f->record, "phases.agent.duration_ms"), ms));
 	assert_false(run_has(f, "record.json.quarantined"));
@@ -1039,9 +953,7 @@ static void test_reap_background(void **state)
 	char task[4096];
 	(void)snprintf(task, sizeof(task), BACKGROUND_TASK, f->markers[0], f->markers[1],
 		       f->markers[2], f->markers[0], f->markers[1], f->markers[2]);
-	put_task(f, task);
-	eval_task(f, 0, "background");
-	expect_status(f, "SUCCESS");
+	eval_task(f, task, 0, "background", "SUCCESS");
 	/* The control: all three were running in the sandbox. */
 	char *procs = run_file(f, "workspace/procs.txt");
 	for (int i = 0; i < 3; i++) {
@@ -1074,26 +986,25 @@ static void test_reap_background(void **state)
 static void test_fake_verdict(void **state)
 {
 	struct fx *f = *state;
-	put_task(f, "schema_version: 1\n"
-		    "task_id: fake-verdict\n"
-		    "agent:\n"
-		    "  run:\n"
-		    "    - sh\n"
-		    "    - -c\n"
-		    "    - |\n"
-		    "      v='{{\"status\": \"SUCCESS\", \"score\": 1, \"grades\": 1}}'\n"
-		    "      echo \"$v\" > verdict.json\n"
-		    "      echo \"$v\" > record.json\n"
-		    "      mkdir -p out && echo \"$v\" > out/record.json\n"
-		    "      echo SUCCESS\n"
-		    "  timeout: 20s\n"
-		    "criteria:\n"
-		    "  - description: the answer exists\n"
-		    "    file_exists: answer.txt\n"
-		    "  - description: a command agrees\n"
-		    "    command: { run: [test, -f, \"{workspace}/answer.txt\"] }\n");
-	eval_task(f, 1, "fake-verdict");
-	expect_status(f, "FAILURE");
+	eval_task(f, "schema_version: 1\n"
+		     "task_id: fake-verdict\n"
+		     "agent:\n"
+		     "  run:\n"
+		     "    - sh\n"
+		     "    - -c\n"
+		     "    - |\n"
+		     "      v='{{\"status\": \"SUCCESS\", \"score\": 1, \"grades\": 1}}'\n"
+		     "      echo \"$v\" > verdict.json\n"
+		     "      echo \"$v\" > record.json\n"
+		     "      mkdir -p out && echo \"$v\" > out/record.json\n"
+		     "      echo SUCCESS\n"
+		     "  timeout: 20s\n"
+		     "criteria:\n"
+		     "  - description: the answer exists\n"
+		     "    file_exists: answer.txt\n"
+		     "  - description: a command agrees\n"
+		     "    command: { run: [test, -f, \"{workspace}/answer.txt\"] }\n",
+		  1, "fake-verdict", "FAILURE");
 	expect_score(f, 0);
 	expect_crit(f, 0, false, 0, NULL);
 	expect_crit(f, 1, false, 0, NULL);
@@ -1106,21 +1017,20 @@ static void test_fake_verdict(void **state)
 static void test_score_weighted(void **state)
 {
 	struct fx *f = *state;
-	put_task(f, "schema_version: 1\n"
-		    "task_id: weighted\n"
-		    "workspace:\n"
-		    "  files:\n"
-		    "    - { path: given.txt, content: \"given\\n\" }\n"
-		    "agent: { run: [\"true\"], timeout: 20s }\n"
-		    "criteria:\n"
-		    "  - description: heavy and passing\n"
-		    "    weight: 3\n"
-		    "    file_exists: given.txt\n"
-		    "  - description: light and failing\n"
-		    "    weight: 1\n"
-		    "    file_exists: missing.txt\n");
-	eval_task(f, 1, "weighted");
-	expect_status(f, "FAILURE");
+	eval_task(f, "schema_version: 1\n"
+		     "task_id: weighted\n"
+		     "workspace:\n"
+		     "  files:\n"
+		     "    - { path: given.txt, content: \"given\\n\" }\n"
+		     "agent: { run: [\"true\"], timeout: 20s }\n"
+		     "criteria:\n"
+		     "  - description: heavy and passing\n"
+		     "    weight: 3\n"
+		     "    file_exists: given.txt\n"
+		     "  - description: light and failing\n"
+		     "    weight: 1\n"
+		     "    file_exists: missing.txt\n",
+		  1, "weighted", "FAILURE");
 	expect_score(f, 0.75);
 	expect_crit(f, 0, true, 1, NULL);
 	expect_crit(f, 1, false, 0, "no such file");
@@ -1131,20 +1041,19 @@ static void test_score_weighted(void **state)
 static void test_weight_zero(void **state)
 {
 	struct fx *f = *state;
-	put_task(f, "schema_version: 1\n"
-		    "task_id: weight-zero\n"
-		    "workspace:\n"
-		    "  files:\n"
-		    "    - { path: given.txt, content: \"given\\n\" }\n"
-		    "agent: { run: [\"true\"], timeout: 20s }\n"
-		    "criteria:\n"
-		    "  - description: counted and passing\n"
-		    "    file_exists: given.txt\n"
-		    "  - description: informational and failing\n"
-		    "    weight: 0\n"
-		    "    file_exists: missing.txt\n");
-	eval_task(f, 0, "weight-zero");
-	expect_status(f, "SUCCESS");
+	eval_task(f, "schema_version: 1\n"
+		     "task_id: weight-zero\n"
+		     "workspace:\n"
+		     "  files:\n"
+		     "    - { path: given.txt, content: \"given\\n\" }\n"
+		     "agent: { run: [\"true\"], timeout: 20s }\n"
+		     "criteria:\n"
+		     "  - description: counted and passing\n"
+		     "    file_exists: given.txt\n"
+		     "  - description: informational and failing\n"
+		     "    weight: 0\n"
+		     "    file_exists: missing.txt\n",
+		  0, "weight-zero", "SUCCESS");
 	expect_score(f, 1);
 	expect_crit(f, 0, true, 1, NULL);
 	expect_crit(f, 1, false, 0, NULL);
@@ -1177,8 +1086,7 @@ static void test_no_grade(void **state)
 	}
 	assert_true(run_has(f, "workspace/x.txt"));
 
-	grade(f, 0);
-	expect_status(f, "SUCCESS");
+	grade(f, 0, "SUCCESS");
 	expect_score(f, 1);
 	assert_true(th_json_num(f->record, "grades") == 1);
 	expect_all_passed(f);
@@ -1190,19 +1098,18 @@ static void test_no_grade(void **state)
 static void test_timeout_agent(void **state)
 {
 	struct fx *f = *state;
-	put_task(f, "schema_version: 1\n"
-		    "task_id: agent-timeout\n"
-		    "workspace:\n"
-		    "  files:\n"
-		    "    - { path: given.txt, content: \"given\\n\" }\n"
-		    "agent:\n"
-		    "  run: [sleep, \"30\"]\n"
-		    "  timeout: 1s\n"
-		    "criteria:\n"
-		    "  - description: given.txt exists\n"
-		    "    file_exists: given.txt\n");
-	eval_task(f, 1, "agent-timeout");
-	expect_status(f, "TIMEOUT");
+	eval_task(f, "schema_version: 1\n"
+		     "task_id: agent-timeout\n"
+		     "workspace:\n"
+		     "  files:\n"
+		     "    - { path: given.txt, content: \"given\\n\" }\n"
+		     "agent:\n"
+		     "  run: [sleep, \"30\"]\n"
+		     "  timeout: 1s\n"
+		     "criteria:\n"
+		     "  - description: given.txt exists\n"
+		     "    file_exists: given.txt\n",
+		  1, "agent-timeout", "TIMEOUT");
 	assert_string_equal(th_json_str(f->record, "phases.agent.status"), "timeout");
 	assert_string_equal(th_json_str(f->record, "phases.agent.reason"), "wall-timeout");
 	assert_string_equal(th_json_str(f->record, "phases.reap.status"), "ok");
@@ -1214,18 +1121,17 @@ static void test_timeout_agent(void **state)
 static void test_timeout_setup(void **state)
 {
 	struct fx *f = *state;
-	put_task(f, "schema_version: 1\n"
-		    "task_id: setup-timeout\n"
-		    "setup:\n"
-		    "  - { run: [sleep, \"30\"], timeout: 500ms }\n"
-		    "agent:\n"
-		    "  run: [sh, -c, \"echo ran > agent-ran.txt\"]\n"
-		    "  timeout: 20s\n"
-		    "criteria:\n"
-		    "  - description: the agent ran\n"
-		    "    file_exists: agent-ran.txt\n");
-	eval_task(f, 2, "setup-timeout");
-	expect_status(f, "SETUP_FAILED");
+	eval_task(f, "schema_version: 1\n"
+		     "task_id: setup-timeout\n"
+		     "setup:\n"
+		     "  - { run: [sleep, \"30\"], timeout: 500ms }\n"
+		     "agent:\n"
+		     "  run: [sh, -c, \"echo ran > agent-ran.txt\"]\n"
+		     "  timeout: 20s\n"
+		     "criteria:\n"
+		     "  - description: the agent ran\n"
+		     "    file_exists: agent-ran.txt\n",
+		  2, "setup-timeout", "SETUP_FAILED");
 	assert_true(is_null(f->record, "phases.agent"));
 	assert_true(is_null(f->record, "score"));
 	assert_string_equal(th_json_str(f->record, "phases.setup.status"), "failed");
@@ -1240,19 +1146,18 @@ static void test_timeout_setup(void **state)
 static void test_timeout_criterion(void **state)
 {
 	struct fx *f = *state;
-	put_task(f, "schema_version: 1\n"
-		    "task_id: criterion-timeout\n"
-		    "workspace:\n"
-		    "  files:\n"
-		    "    - { path: given.txt, content: \"given\\n\" }\n"
-		    "agent: { run: [\"true\"], timeout: 20s }\n"
-		    "criteria:\n"
-		    "  - description: a slow check\n"
-		    "    command: { run: [sleep, \"30\"], timeout: 500ms }\n"
-		    "  - description: given.txt exists\n"
-		    "    file_exists: given.txt\n");
-	eval_task(f, 1, "criterion-timeout");
-	expect_status(f, "FAILURE");
+	eval_task(f, "schema_version: 1\n"
+		     "task_id: criterion-timeout\n"
+		     "workspace:\n"
+		     "  files:\n"
+		     "    - { path: given.txt, content: \"given\\n\" }\n"
+		     "agent: { run: [\"true\"], timeout: 20s }\n"
+		     "criteria:\n"
+		     "  - description: a slow check\n"
+		     "    command: { run: [sleep, \"30\"], timeout: 500ms }\n"
+		     "  - description: given.txt exists\n"
+		     "    file_exists: given.txt\n",
+		  1, "criterion-timeout", "FAILURE");
 	expect_score(f, 0.5);
 	expect_crit(f, 0, false, 0, "timed out");
 	assert_string_equal(th_json_str(criterion(f, 0), "run.status"), "timeout");
@@ -1264,19 +1169,18 @@ static void test_timeout_criterion(void **state)
 static void test_timeout_teardown(void **state)
 {
 	struct fx *f = *state;
-	put_task(f, "schema_version: 1\n"
-		    "task_id: teardown-timeout\n"
-		    "workspace:\n"
-		    "  files:\n"
-		    "    - { path: given.txt, content: \"given\\n\" }\n"
-		    "agent: { run: [\"true\"], timeout: 20s }\n"
-		    "criteria:\n"
-		    "  - description: given.txt exists\n"
-		    "    file_exists: given.txt\n"
-		    "teardown:\n"
-		    "  - { run: [sleep, \"30\"], timeout: 500ms }\n");
-	eval_task(f, 0, "teardown-timeout");
-	expect_status(f, "SUCCESS");
+	eval_task(f, "schema_version: 1\n"
+		     "task_id: teardown-timeout\n"
+		     "workspace:\n"
+		     "  files:\n"
+		     "    - { path: given.txt, content: \"given\\n\" }\n"
+		     "agent: { run: [\"true\"], timeout: 20s }\n"
+		     "criteria:\n"
+		     "  - description: given.txt exists\n"
+		     "    file_exists: given.txt\n"
+		     "teardown:\n"
+		     "  - { run: [sleep, \"30\"], timeout: 500ms }\n",
+		  0, "teardown-timeout", "SUCCESS");
 	expect_score(f, 1);
 	bool has = false;
 	assert_int_equal(stamps(f, "teardown_failed", &has), 1);
@@ -1294,34 +1198,34 @@ static void test_timeout_teardown(void **state)
 static void test_criteria_overlay(void **state)
 {
 	struct fx *f = *state;
-	put_task(f, "schema_version: 1\n"
-		    "task_id: overlay\n"
-		    "workspace:\n"
-		    "  files:\n"
-		    "    - { path: keep.txt, content: \"original\\n\" }\n"
-		    "    - { path: sub/deep.txt, content: \"deep\\n\" }\n"
-		    "agent: { run: [\"true\"], timeout: 20s }\n"
-		    "criteria:\n"
-		    "  - description: the first command deletes and writes\n"
-		    "    command:\n"
-		    "      run:\n"
-		    "        - sh\n"
-		    "        - -c\n"
-		    "        - >-\n"
-		    "          cd {workspace} && rm keep.txt && rm -r sub && echo new > new.txt &&\n"
-		    "          echo changed > more.txt && test ! -e keep.txt && test -f new.txt\n"
-		    "  - description: the second command sees the original\n"
-		    "    command:\n"
-		    "      run: [sh, -c, \"cd {workspace} && grep -qx original keep.txt && "
-		    "test -f sub/deep.txt && test ! -e new.txt\"]\n"
-		    "  - description: keep.txt is still there\n"
-		    "    file_contains: { path: keep.txt, includes: [original] }\n"
-		    "  - description: sub/deep.txt is still there\n"
-		    "    file_exists: sub/deep.txt\n"
-		    "  - description: new.txt never was\n"
-		    "    file_absent: new.txt\n");
-	eval_task(f, 0, "overlay");
-	expect_status(f, "SUCCESS");
+	eval_task(f, "schema_version: 1\n"
+		     "task_id: overlay\n"
+		     "workspace:\n"
+		     "  files:\n"
+		     "    - { path: keep.txt, content: \"original\\n\" }\n"
+		     "    - { path: sub/deep.txt, content: \"deep\\n\" }\n"
+		     "agent: { run: [\"true\"], timeout: 20s }\n"
+		     "criteria:\n"
+		     "  - description: the first command deletes and writes\n"
+		     "    command:\n"
+		     "      run:\n"
+		     "        - sh\n"
+		     "        - -c\n"
+		     "        - >-\n"
+		     "          cd {workspace} && rm keep.txt && rm -r sub && "
+		     "echo new > new.txt &&\n"
+		     "          echo changed > more.txt && test ! -e keep.txt && test -f new.txt\n"
+		     "  - description: the second command sees the original\n"
+		     "    command:\n"
+		     "      run: [sh, -c, \"cd {workspace} && grep -qx original keep.txt && "
+		     "test -f sub/deep.txt && test ! -e new.txt\"]\n"
+		     "  - description: keep.txt is still there\n"
+		     "    file_contains: { path: keep.txt, includes: [original] }\n"
+		     "  - description: sub/deep.txt is still there\n"
+		     "    file_exists: sub/deep.txt\n"
+		     "  - description: new.txt never was\n"
+		     "    file_absent: new.txt\n",
+		  0, "overlay", "SUCCESS");
 	expect_all_passed(f);
 	char *keep = run_file(f, "workspace/keep.txt");
 	assert_string_equal(keep, "original\n");
@@ -1331,8 +1235,7 @@ static void test_criteria_overlay(void **state)
 	assert_false(run_has(f, "workspace/more.txt"));
 
 	/* A regrade sees what the first grade saw. */
-	grade(f, 0);
-	expect_status(f, "SUCCESS");
+	grade(f, 0, "SUCCESS");
 	expect_all_passed(f);
 	assert_false(run_has(f, "workspace/new.txt"));
 }
@@ -1388,30 +1291,30 @@ static void test_criteria_env(void **state)
 static void test_static_unsafe_files(void **state)
 {
 	struct fx *f = *state;
-	put_task(f, "schema_version: 1\n"
-		    "task_id: planted\n"
-		    "agent:\n"
-		    "  run: [sh, -c, \"mkfifo pipe && ln -s /etc/passwd passwd-link && "
-		    "ln -s /etc etc-link && echo x > plain.txt\"]\n"
-		    "  timeout: 20s\n"
-		    "criteria:\n"
-		    "  - description: file_contains on a FIFO\n"
-		    "    file_contains: { path: pipe, includes: [x] }\n"
-		    "  - description: file_matches on a FIFO\n"
-		    "    file_matches: { path: pipe, regex: x }\n"
-		    "  - description: json_equals on a FIFO\n"
-		    "    json_equals: { path: pipe, pointer: \"\", op: exists }\n"
-		    "  - description: file_exists on a FIFO\n"
-		    "    file_exists: pipe\n"
-		    "  - description: file_contains through a symlink\n"
-		    "    file_contains: { path: passwd-link, includes: [root] }\n"
-		    "  - description: file_contains below a symlinked folder\n"
-		    "    file_contains: { path: etc-link/passwd, includes: [root] }\n"
-		    "  - description: file_exists on a symlink\n"
-		    "    file_exists: passwd-link\n"
-		    "  - description: the control, a plain file\n"
-		    "    file_contains: { path: plain.txt, includes: [x] }\n");
-	eval_task(f, 1, "planted");
+	eval_task(f, "schema_version: 1\n"
+		     "task_id: planted\n"
+		     "agent:\n"
+		     "  run: [sh, -c, \"mkfifo pipe && ln -s /etc/passwd passwd-link && "
+		     "ln -s /etc etc-link && echo x > plain.txt\"]\n"
+		     "  timeout: 20s\n"
+		     "criteria:\n"
+		     "  - description: file_contains on a FIFO\n"
+		     "    file_contains: { path: pipe, includes: [x] }\n"
+		     "  - description: file_matches on a FIFO\n"
+		     "    file_matches: { path: pipe, regex: x }\n"
+		     "  - description: json_equals on a FIFO\n"
+		     "    json_equals: { path: pipe, pointer: \"\", op: exists }\n"
+		     "  - description: file_exists on a FIFO\n"
+		     "    file_exists: pipe\n"
+		     "  - description: file_contains through a symlink\n"
+		     "    file_contains: { path: passwd-link, includes: [root] }\n"
+		     "  - description: file_contains below a symlinked folder\n"
+		     "    file_contains: { path: etc-link/passwd, includes: [root] }\n"
+		     "  - description: file_exists on a symlink\n"
+		     "    file_exists: passwd-link\n"
+		     "  - description: the control, a plain file\n"
+		     "    file_contains: { path: plain.txt, includes: [x] }\n",
+		  1, "planted", NULL);
 	assert_false(f->out.hard_timeout);
 	assert_true(f->out.elapsed_ms < QUICK_MS);
 	expect_status(f, "FAILURE");
@@ -1459,7 +1362,7 @@ static void test_parallel(void **state)
 	       NULL);
 	expect_code(f, 0);
 	size_t n = 0;
-	char *names = list_dir(f->out_dir, &n);
+	char *names = th_list_dir(f->out_dir, &n);
 	assert_non_null(names);
 	assert_int_equal(n, 3);
 	bool seen[3] = { false, false, false };
@@ -1515,7 +1418,7 @@ static void expect_diag(const struct fx *f, unsigned *line, unsigned *col)
 static void expect_no_run(const struct fx *f)
 {
 	size_t n = 0;
-	char *names = list_dir(f->out_dir, &n);
+	char *names = th_list_dir(f->out_dir, &n);
 	if (names && n != 0) {
 		show(f);
 		fail_msg("a run folder was created:\n%s", names);
@@ -1523,71 +1426,71 @@ static void expect_no_run(const struct fx *f)
 	free(names);
 }
 
+/* Writes yaml as the fixture's task.yaml; `warden eval` refuses it: exit 2, no run folder. */
+static void eval_refused(struct fx *f, const char *yaml)
+{
+	put_task(f, yaml);
+	warden(f, "eval", TH_CMD("--out", f->out_dir, f->task), NULL);
+	expect_code(f, 2);
+	expect_no_run(f);
+}
+
 /* A task that is not valid YAML: exit 2, FILE:LINE:COLUMN on stderr, no run folder. */
 static void test_invalid_yaml(void **state)
 {
 	struct fx *f = *state;
-	put_task(f, "schema_version: 1\n"
-		    "task_id: bad-yaml\n"
-		    "agent:\n"
-		    "  run: [sh, -c, \"true\"\n"
-		    "criteria:\n"
-		    "  - description: x\n"
-		    "    file_exists: x\n");
-	warden(f, "eval", TH_CMD("--out", f->out_dir, f->task), NULL);
-	expect_code(f, 2);
+	eval_refused(f, "schema_version: 1\n"
+		     "task_id: bad-yaml\n"
+		     "agent:\n"
+		     "  run: [sh, -c, \"true\"\n"
+		     "criteria:\n"
+		     "  - description: x\n"
+		     "    file_exists: x\n");
 	unsigned line, col;
 	expect_diag(f, &line, &col);
-	expect_no_run(f);
 }
 
 /* A task with an unknown key: the diagnostic's place is exact. */
 static void test_invalid_key(void **state)
 {
 	struct fx *f = *state;
-	put_task(f, "schema_version: 1\n"
-		    "task_id: bad-key\n"
-		    "agent:\n"
-		    "  run: [\"true\"]\n"
-		    "surprise: 1\n"
-		    "criteria:\n"
-		    "  - description: x\n"
-		    "    file_exists: x\n");
-	warden(f, "eval", TH_CMD("--out", f->out_dir, f->task), NULL);
-	expect_code(f, 2);
+	eval_refused(f, "schema_version: 1\n"
+		     "task_id: bad-key\n"
+		     "agent:\n"
+		     "  run: [\"true\"]\n"
+		     "surprise: 1\n"
+		     "criteria:\n"
+		     "  - description: x\n"
+		     "    file_exists: x\n");
 	unsigned line, col;
 	expect_diag(f, &line, &col);
 	assert_int_equal(line, 5);
 	assert_int_equal(col, 1);
 	assert_non_null(strstr(f->out.err, "surprise"));
-	expect_no_run(f);
 }
 
 /* A policy that would show the agent its task file is refused before anything runs. */
 static void test_exposure_refused(void **state)
 {
 	struct fx *f = *state;
-	put_task(f, "schema_version: 1\n"
-		    "task_id: exposed\n"
-		    "policy:\n"
-		    "  filesystem:\n"
-		    "    binds:\n"
-		    "      - { src: /usr, dst: /usr }\n"
-		    "      - { src: /bin, dst: /bin }\n"
-		    "      - { src: /lib, dst: /lib }\n"
-		    "      - { src: /lib64, dst: /lib64, optional: true }\n"
-		    "      - { src: ., dst: /opt/task }\n"
-		    "agent: { run: [sh, -c, \"cat /opt/task/task.yaml > leaked.txt\"] }\n"
-		    "criteria:\n"
-		    "  - description: x\n"
-		    "    file_exists: leaked.txt\n");
-	warden(f, "eval", TH_CMD("--out", f->out_dir, f->task), NULL);
-	expect_code(f, 2);
+	eval_refused(f, "schema_version: 1\n"
+		     "task_id: exposed\n"
+		     "policy:\n"
+		     "  filesystem:\n"
+		     "    binds:\n"
+		     "      - { src: /usr, dst: /usr }\n"
+		     "      - { src: /bin, dst: /bin }\n"
+		     "      - { src: /lib, dst: /lib }\n"
+		     "      - { src: /lib64, dst: /lib64, optional: true }\n"
+		     "      - { src: ., dst: /opt/task }\n"
+		     "agent: { run: [sh, -c, \"cat /opt/task/task.yaml > leaked.txt\"] }\n"
+		     "criteria:\n"
+		     "  - description: x\n"
+		     "    file_exists: leaked.txt\n");
 	if (!strstr(f->out.err, "task file")) {
 		show(f);
 		fail_msg("expected the refusal to name the task file");
 	}
-	expect_no_run(f);
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -1598,11 +1501,7 @@ static void test_exposure_refused(void **state)
 
 int main(void)
 {
-	if (!th_fully_privileged())
-		th_cannot_run("needs root with CAP_SYS_ADMIN in the initial user namespace, so "
-			      "that warden runs in privileged mode");
-	if (!th_userns_available(0, 0))
-		th_cannot_run("user namespaces are not available");
+	th_require_privileged();
 	(void)th_warden();
 
 	const struct CMUnitTest tests[] = {

@@ -35,126 +35,67 @@
 
 /* The System V shared memory key of the ipc test ("WARN"). */
 #define SHM_KEY 0x5741524e
-#define ZERO_CAPS "0000000000000000"
 #define CAP_NET_BIND_SERVICE_ONLY "0000000000000400"
 /* A syscall number that no architecture warden supports has assigned. */
 #define UNKNOWN_SYSCALL "999"
 #define SIGSYS_EXIT (128 + 31)
 
-/* One test's fixture: a fresh workspace, the last run, and what to clean up. */
-struct fx {
-	struct th_ws ws;
-	const void *param;          /* the test's case (table-driven tests) */
-	struct th_out out;
-	cJSON *record;
-	int shm_id;                 /* a host shared memory segment to remove; -1: none */
+/* One test's fixture: the harness's (first, see struct th_fx), and a System V segment. */
+struct effects_fx {
+	struct th_fx fx;
+	int shm_id;                 /* -1: none */
 };
 
 static int fx_setup(void **state)
 {
-	struct fx *f = calloc(1, sizeof(*f));
-	if (!f)
-		return -1;
-	f->param = *state;
-	f->shm_id = -1;
-	int r = th_ws_new(&f->ws, 0, 0);
-	if (r < 0) {
-		print_error("create a workspace: %s\n", strerror(-r));
-		free(f);
-		return -1;
-	}
-	*state = f;
-	return 0;
+	int r = th_fx_setup(state, sizeof(struct effects_fx), 0, 0);
+	if (r == 0)
+		((struct effects_fx *)*state)->shm_id = -1;
+	return r;
 }
 
 static int fx_teardown(void **state)
 {
-	struct fx *f = *state;
-	if (f->shm_id >= 0)
-		(void)shmctl(f->shm_id, IPC_RMID, NULL);
-	th_out_done(&f->out);
-	cJSON_Delete(f->record);
-	th_ws_remove(&f->ws);
-	free(f);
+	struct effects_fx *e = *state;
+	if (e->shm_id >= 0)
+		(void)shmctl(e->shm_id, IPC_RMID, NULL);
+	th_fx_free(&e->fx);
 	return 0;
 }
 
-/* Default options: the fixture's workspace. */
-static struct th_opts ws_opts(struct fx *f)
-{
-	return (struct th_opts){ .workspace = f->ws.dir };
-}
-
-/* Runs warden with o; the result replaces f->out (shown by expect() on a mismatch). */
-static void run_with(struct fx *f, const struct th_opts *o, const char *const *cmd)
-{
-	th_out_done(&f->out);
-	th_run(o, cmd, &f->out);
-}
-
-/* Prints the last run, for a failure's context. */
-static void show(const struct fx *f)
-{
-	print_error("exit %d after %llu ms\n--- stdout ---\n%s--- stderr ---\n%s---\n",
-		    f->out.code, (unsigned long long)f->out.elapsed_ms, f->out.out, f->out.err);
-}
-
-/* Asserts the last run's exit code and, unless out is NULL, its exact stdout. */
-static void expect(const struct fx *f, int code, const char *out)
-{
-	if (f->out.code != code || (out && strcmp(f->out.out, out) != 0))
-		show(f);
-	assert_int_equal(f->out.code, code);
-	if (out)
-		assert_string_equal(f->out.out, out);
-}
-
-/* Runs cmd in the workspace under policy (NULL: the default), then expect(). */
-static void policy_expect(struct fx *f, const char *policy, const char *const *cmd, int code,
+/* Runs cmd in the workspace under policy (NULL: the default), then th_fx_expect. */
+static void policy_expect(struct th_fx *f, const char *policy, const char *const *cmd, int code,
 			  const char *out)
 {
-	struct th_opts o = ws_opts(f);
-	o.policy = policy;
-	run_with(f, &o, cmd);
-	expect(f, code, out);
+	struct th_opts o = th_fx_opts(f, policy);
+	th_fx_run_expect(f, &o, cmd, code, out);
 }
 
-/* Runs the probe itself on the host (the control), then expect(). */
-static void direct_expect(struct fx *f, const char *const *cmd, int code, const char *out)
+/* Runs the probe itself on the host (the control), then th_fx_expect. */
+static void direct_expect(struct th_fx *f, const char *const *cmd, int code, const char *out)
 {
-	struct th_opts o = ws_opts(f);
+	struct th_opts o = th_fx_opts(f, NULL);
 	o.direct = true;
-	run_with(f, &o, cmd);
-	expect(f, code, out);
+	th_fx_run_expect(f, &o, cmd, code, out);
 }
 
 /* Like policy_expect, with --record into a fresh directory; the record goes to f->record. */
-static void record_expect(struct fx *f, const char *policy, const char *const *cmd, int code,
+static void record_expect(struct th_fx *f, const char *policy, const char *const *cmd, int code,
 			  const char *out)
 {
-	char rec[PATH_MAX];
-	th_aux_path(&f->ws, "record", rec);
-	struct th_opts o = ws_opts(f);
-	o.policy = policy;
-	o.record = rec;
-	run_with(f, &o, cmd);
-	expect(f, code, out);
-	cJSON_Delete(f->record);
-	f->record = th_record_load(rec);
+	struct th_opts o = th_fx_opts(f, policy);
+	th_fx_record_expect(f, &o, cmd, code, out);
 }
 
 /* `warden policy check [--json] FILE`; the exit code and output are in f->out. */
-static void policy_check(struct fx *f, const char *policy, bool json)
+static void policy_check(struct th_fx *f, const char *policy, bool json)
 {
 	struct th_opts o = { .subcommand = "policy" };
-	if (json)
-		run_with(f, &o, TH_CMD("check", "--json", policy));
-	else
-		run_with(f, &o, TH_CMD("check", policy));
+	th_fx_run(f, &o, json ? TH_CMD("check", "--json", policy) : TH_CMD("check", policy));
 }
 
 /* th_policy with a printf format; the path goes to out (PATH_MAX bytes). */
-__attribute__((format(printf, 3, 4))) static void policyf(struct fx *f, char *out,
+__attribute__((format(printf, 3, 4))) static void policyf(struct th_fx *f, char *out,
 							  const char *fmt, ...)
 {
 	char yaml[4096];
@@ -168,7 +109,7 @@ __attribute__((format(printf, 3, 4))) static void policyf(struct fx *f, char *ou
 }
 
 /* The record's weakenings are exactly the n names of want, in any order. */
-static void expect_weakenings(const struct fx *f, const char *const *want, size_t n)
+static void expect_weakenings(const struct th_fx *f, const char *const *want, size_t n)
 {
 	const cJSON *w = th_json_at(f->record, "weakenings");
 	assert_true(cJSON_IsArray(w));
@@ -192,29 +133,10 @@ static void expect_weakenings(const struct fx *f, const char *const *want, size_
 	expect_weakenings(f, WEAK(__VA_ARGS__), sizeof(WEAK(__VA_ARGS__)) / sizeof(char *))
 #define EXPECT_NO_WEAKENINGS(f) expect_weakenings(f, NULL, 0)
 
-static void ws_path(const struct fx *f, const char *rel, char *out)
-{
-	th_pathf(out, "%s/%s", f->ws.dir, rel);
-}
-
 static void host_mkdir(const char *path, mode_t mode)
 {
 	if (mkdir(path, mode) < 0 || chmod(path, mode) < 0)
 		fail_msg("mkdir %s: %s", path, strerror(errno));
-}
-
-static void host_write(const char *path, const char *text)
-{
-	int r = th_write_file(path, text);
-	if (r < 0)
-		fail_msg("write %s: %s", path, strerror(-r));
-}
-
-static void ws_write(const struct fx *f, const char *rel, const char *text)
-{
-	char p[PATH_MAX];
-	ws_path(f, rel, p);
-	host_write(p, text);
 }
 
 /* The whole of a small host file, NUL-terminated, into buf; fails the test if unreadable. */
@@ -240,31 +162,11 @@ static void host_read(const char *path, char *buf, size_t len)
 	buf[off] = '\0';
 }
 
-static void expect_ws_file(const struct fx *f, const char *rel, const char *text)
-{
-	char p[PATH_MAX], buf[4096];
-	ws_path(f, rel, p);
-	host_read(p, buf, sizeof(buf));
-	assert_string_equal(buf, text);
-}
-
-static bool ws_exists(const struct fx *f, const char *rel)
+static void expect_ws_file(const struct th_fx *f, const char *rel, const char *text)
 {
 	char p[PATH_MAX];
-	struct stat st;
-	ws_path(f, rel, p);
-	return lstat(p, &st) == 0;
-}
-
-/* A write refused by a read-only mount or by permissions: either answer is a refusal. */
-static void expect_write_refused(const struct fx *f)
-{
-	if (strcmp(f->out.out, "ERR EROFS 30\n") != 0 &&
-	    strcmp(f->out.out, "ERR EACCES 13\n") != 0) {
-		show(f);
-		fail_msg("expected EROFS or EACCES");
-	}
-	assert_int_equal(f->out.code, 1);
+	th_ws_path(&f->ws, rel, p);
+	th_expect_file(p, text);
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -272,31 +174,26 @@ static void expect_write_refused(const struct fx *f)
 
 static void test_extends_relative(void **state)
 {
-	struct fx *f = *state;
+	struct th_fx *f = *state;
 	/* Control: the default's nofile and hostname. */
 	policy_expect(f, NULL, TH_CMD(TH_PROBE, "rlimit", "NOFILE"), 0, "4096 4096\n");
 	policy_expect(f, NULL, TH_CMD(TH_PROBE, "hostname"), 0, "warden\n\n");
 
 	char base[PATH_MAX], pol[PATH_MAX];
 	th_pathf(base, "%s/base.yaml", f->ws.aux);
-	host_write(base, "limits: { nofile: 123 }\n");
+	th_put_file(base, "limits: { nofile: 123 }\n");
 	th_policy(&f->ws, "extends: base.yaml\nhostname: ext-test\n", pol);
 	/* A decoy in warden's working directory: the path is relative to the policy file. */
-	ws_write(f, "base.yaml", "limits: { nofile: 77 }\n");
-	struct th_opts o = ws_opts(f);
-	o.policy = pol;
+	th_ws_write(&f->ws, "base.yaml", "limits: { nofile: 77 }\n");
+	struct th_opts o = th_fx_opts(f, pol);
 	o.cwd = f->ws.dir;
-	run_with(f, &o, TH_CMD(TH_PROBE, "rlimit", "NOFILE"));
-	expect(f, 0, "123 123\n");
+	th_fx_run(f, &o, TH_CMD(TH_PROBE, "rlimit", "NOFILE"));
+	th_fx_expect(f, 0, "123 123\n");
 	record_expect(f, pol, TH_CMD(TH_PROBE, "hostname"), 0, "ext-test\n\n");
 	assert_string_equal(th_json_str(f->record, "policy.source"), pol);
 
 	policy_check(f, pol, true);
-	expect(f, 0, NULL);
-	cJSON *json = cJSON_Parse(f->out.out);
-	assert_non_null(json);
-	cJSON_Delete(f->record);
-	f->record = json;
+	const cJSON *json = th_fx_expect_json(f);
 	const cJSON *src = th_json_at(json, "sources");
 	assert_true(cJSON_IsArray(src));
 	assert_int_equal(cJSON_GetArraySize(src), 3);
@@ -315,7 +212,7 @@ static void test_extends_relative(void **state)
 
 static void test_ns_net_shared(void **state)
 {
-	struct fx *f = *state;
+	struct th_fx *f = *state;
 	/* Control: the probe on the host lists the host's interfaces, more than lo. */
 	direct_expect(f, TH_CMD(TH_PROBE, "ifaces"), 0, NULL);
 	char host[4096];
@@ -333,7 +230,7 @@ static void test_ns_net_shared(void **state)
 
 static void test_ns_uts_shared(void **state)
 {
-	struct fx *f = *state;
+	struct th_fx *f = *state;
 	struct utsname u;
 	assert_int_equal(uname(&u), 0);
 	char host[2 * sizeof(u.nodename) + 4];
@@ -360,20 +257,21 @@ static void test_ns_uts_shared(void **state)
 
 static void test_ns_ipc_shared(void **state)
 {
-	struct fx *f = *state;
-	f->shm_id = shmget(SHM_KEY, 4096, IPC_CREAT | IPC_EXCL | 0666);
-	if (f->shm_id < 0 && errno == EEXIST) {
+	struct effects_fx *e = *state;
+	struct th_fx *f = &e->fx;
+	e->shm_id = shmget(SHM_KEY, 4096, IPC_CREAT | IPC_EXCL | 0666);
+	if (e->shm_id < 0 && errno == EEXIST) {
 		/* Left by an earlier run that died: remove it and start over. */
 		int old = shmget(SHM_KEY, 0, 0);
 		if (old >= 0)
 			(void)shmctl(old, IPC_RMID, NULL);
-		f->shm_id = shmget(SHM_KEY, 4096, IPC_CREAT | IPC_EXCL | 0666);
+		e->shm_id = shmget(SHM_KEY, 4096, IPC_CREAT | IPC_EXCL | 0666);
 	}
-	if (f->shm_id < 0)
+	if (e->shm_id < 0)
 		fail_msg("shmget: %s", strerror(errno));
 	char key[16], found[32];
 	(void)snprintf(key, sizeof(key), "%d", SHM_KEY);
-	(void)snprintf(found, sizeof(found), "OK %d\n", f->shm_id);
+	(void)snprintf(found, sizeof(found), "OK %d\n", e->shm_id);
 	/* Control: the probe on the host finds the segment, a new IPC namespace does not. */
 	direct_expect(f, TH_CMD(TH_PROBE, "shm", key), 0, found);
 	policy_expect(f, NULL, TH_CMD(TH_PROBE, "shm", key), 1, "ERR ENOENT 2\n");
@@ -472,7 +370,7 @@ static bool cgroup_line_is_sandbox(const char *text, const char *ctl)
 
 static void test_ns_cgroup_shared(void **state)
 {
-	struct fx *f = *state;
+	struct th_fx *f = *state;
 	char host[4096];
 	host_read("/proc/self/cgroup", host, sizeof(host));
 	/* Control: in a new cgroup namespace, every hierarchy's path is its root. */
@@ -480,7 +378,7 @@ static void test_ns_cgroup_shared(void **state)
 	for (const char *line = f->out.out; *line;) {
 		const char *nl = strchr(line, '\n');
 		if (!nl || nl - line < 2 || strncmp(nl - 2, ":/", 2) != 0) {
-			show(f);
+			th_show(&f->out);
 			fail_msg("a cgroup path is not / in a new cgroup namespace");
 		}
 		line = nl + 1;
@@ -491,7 +389,7 @@ static void test_ns_cgroup_shared(void **state)
 	record_expect(f, pol, TH_CMD(TH_PROBE, "cat", "/proc/self/cgroup"), 0, NULL);
 	int below = cgroup_lines_below(f->out.out, host);
 	if (below < 1) {
-		show(f);
+		th_show(&f->out);
 		fail_msg("the sandbox does not see the host's cgroup paths (host:\n%s)", host);
 	}
 	/* Every hierarchy warden limits or measures holds the sandbox in its own cgroup. */
@@ -519,7 +417,7 @@ struct refusal_case {
 
 static void test_refused(void **state)
 {
-	struct fx *f = *state;
+	struct th_fx *f = *state;
 	const struct refusal_case *c = f->param;
 	char bad[PATH_MAX], good[PATH_MAX];
 	th_policy(&f->ws, c->bad, bad);
@@ -527,21 +425,21 @@ static void test_refused(void **state)
 
 	/* Control: the neighbouring policy is valid and runs the command. */
 	policy_check(f, good, false);
-	expect(f, 0, NULL);
+	th_fx_expect(f, 0, NULL);
 	policy_expect(f, good, TH_CMD(TH_PROBE, "write", "/workspace/ran"), 0, "OK 1\n");
-	assert_true(ws_exists(f, "ran"));
+	assert_true(th_ws_exists(&f->ws, "ran"));
 	char ran[PATH_MAX];
-	ws_path(f, "ran", ran);
+	th_ws_path(&f->ws, "ran", ran);
 	assert_int_equal(unlink(ran), 0);
 
 	policy_check(f, bad, false);
-	expect(f, 2, NULL);
+	th_fx_expect(f, 2, NULL);
 	if (!strstr(f->out.err, bad)) {
-		show(f);
+		th_show(&f->out);
 		fail_msg("the diagnostic does not name the policy file");
 	}
 	policy_expect(f, bad, TH_CMD(TH_PROBE, "write", "/workspace/ran"), 125, "");
-	assert_false(ws_exists(f, "ran"));
+	assert_false(th_ws_exists(&f->ws, "ran"));
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -554,7 +452,7 @@ static void test_refused(void **state)
  */
 static void test_binds_rw_ro(void **state)
 {
-	struct fx *f = *state;
+	struct th_fx *f = *state;
 	char rw[PATH_MAX], ro[PATH_MAX], pol[PATH_MAX], p[PATH_MAX];
 	th_aux_path(&f->ws, "rw", rw);
 	th_aux_path(&f->ws, "ro", ro);
@@ -562,7 +460,7 @@ static void test_binds_rw_ro(void **state)
 	host_mkdir(rw, 0777);
 	host_mkdir(ro, 0777);
 	th_pathf(p, "%s/seen", ro);
-	host_write(p, "from the host\n");
+	th_put_file(p, "from the host\n");
 	/* Control: without the binds there is no /data. */
 	policy_expect(f, NULL, TH_CMD(TH_PROBE, "stat", "/data"), 1, "ERR ENOENT 2\n");
 
@@ -573,10 +471,8 @@ static void test_binds_rw_ro(void **state)
 		"    - { src: %s, dst: /srv/ro }\n",
 		rw, ro);
 	policy_expect(f, pol, TH_CMD(TH_PROBE, "write", "/data/new"), 0, "OK 1\n");
-	char buf[64];
 	th_pathf(p, "%s/new", rw);
-	host_read(p, buf, sizeof(buf));
-	assert_string_equal(buf, "x");
+	th_expect_file(p, "x");
 
 	/* mode defaults to ro: readable, not writable, even though the directory is 0777. */
 	policy_expect(f, pol, TH_CMD(TH_PROBE, "cat", "/srv/ro/seen"), 0, "from the host\n");
@@ -585,39 +481,33 @@ static void test_binds_rw_ro(void **state)
 	th_pathf(p, "%s/new", ro);
 	assert_int_equal(access(p, F_OK), -1);
 	th_pathf(p, "%s/seen", ro);
-	host_read(p, buf, sizeof(buf));
-	assert_string_equal(buf, "from the host\n");
+	th_expect_file(p, "from the host\n");
 }
 
 static void test_binds_relative_src(void **state)
 {
-	struct fx *f = *state;
+	struct th_fx *f = *state;
 	char dir[PATH_MAX], p[PATH_MAX], pol[PATH_MAX];
 	/* Next to the policy file... */
 	th_pathf(dir, "%s/tools", f->ws.aux);
 	host_mkdir(dir, 0755);
 	th_pathf(p, "%s/which", dir);
-	host_write(p, "policy dir\n");
+	th_put_file(p, "policy dir\n");
 	/* ...and a decoy in warden's working directory (the workspace). */
-	ws_path(f, "tools", dir);
-	host_mkdir(dir, 0755);
-	ws_write(f, "tools/which", "working dir\n");
+	th_ws_mkdir(&f->ws, "tools");
+	th_ws_write(&f->ws, "tools/which", "working dir\n");
 
 	th_policy(&f->ws, "filesystem: { binds: [ { src: ./tools, dst: /opt/tools } ] }\n", pol);
-	struct th_opts o = ws_opts(f);
-	o.policy = pol;
+	struct th_opts o = th_fx_opts(f, pol);
 	o.cwd = f->ws.dir;
 	/* Control: the same name, seen in the workspace, is the decoy. */
-	run_with(f, &o, TH_CMD(TH_PROBE, "cat", "/workspace/tools/which"));
-	expect(f, 0, "working dir\n");
-	run_with(f, &o, TH_CMD(TH_PROBE, "cat", "/opt/tools/which"));
-	expect(f, 0, "policy dir\n");
+	th_fx_run(f, &o, TH_CMD(TH_PROBE, "cat", "/workspace/tools/which"));
+	th_fx_expect(f, 0, "working dir\n");
+	th_fx_run(f, &o, TH_CMD(TH_PROBE, "cat", "/opt/tools/which"));
+	th_fx_expect(f, 0, "policy dir\n");
 
 	policy_check(f, pol, true);
-	expect(f, 0, NULL);
-	cJSON *json = cJSON_Parse(f->out.out);
-	assert_non_null(json);
-	f->record = json;
+	const cJSON *json = th_fx_expect_json(f);
 	const cJSON *b = cJSON_GetArrayItem(th_json_at(json, "filesystem.binds"), 0);
 	assert_non_null(b);
 	th_pathf(p, "%s/tools", f->ws.aux);
@@ -626,24 +516,24 @@ static void test_binds_relative_src(void **state)
 
 static void test_binds_optional(void **state)
 {
-	struct fx *f = *state;
+	struct th_fx *f = *state;
 	char missing[PATH_MAX], pol[PATH_MAX];
 	th_aux_path(&f->ws, "missing", missing);
 	policyf(f, pol, "filesystem: { binds: [ { src: %s, dst: /opt/m, optional: true } ] }\n",
 		missing);
 	policy_expect(f, pol, TH_CMD(TH_PROBE, "write", "/workspace/ran"), 0, "OK 1\n");
-	assert_true(ws_exists(f, "ran"));
+	assert_true(th_ws_exists(&f->ws, "ran"));
 	policy_expect(f, pol, TH_CMD(TH_PROBE, "stat", "/opt/m"), 1, "ERR ENOENT 2\n");
 
 	/* Without optional, the missing source stops the run before the command. */
 	char ran[PATH_MAX];
-	ws_path(f, "ran", ran);
+	th_ws_path(&f->ws, "ran", ran);
 	assert_int_equal(unlink(ran), 0);
 	policyf(f, pol, "filesystem: { binds: [ { src: %s, dst: /opt/m } ] }\n", missing);
 	policy_expect(f, pol, TH_CMD(TH_PROBE, "write", "/workspace/ran"), 125, "");
-	assert_false(ws_exists(f, "ran"));
+	assert_false(th_ws_exists(&f->ws, "ran"));
 	if (!strstr(f->out.err, missing)) {
-		show(f);
+		th_show(&f->out);
 		fail_msg("the diagnostic does not name the missing source");
 	}
 }
@@ -653,7 +543,7 @@ static void test_binds_optional(void **state)
 
 static void test_etc_entries(void **state)
 {
-	struct fx *f = *state;
+	struct th_fx *f = *state;
 	char host[8192], pol[PATH_MAX];
 	if (access("/etc/os-release", R_OK) < 0) {
 		print_message("no /etc/os-release on the host\n");
@@ -677,9 +567,9 @@ static void test_etc_entries(void **state)
 			      "ERR ENOENT 2\n");
 	}
 	/* Read-only, like every host entry. */
-	run_with(f, &(struct th_opts){ .workspace = f->ws.dir, .policy = pol },
+	th_fx_run(f, &(struct th_opts){ .workspace = f->ws.dir, .policy = pol },
 		 TH_CMD(TH_PROBE, "write", "/etc/os-release"));
-	expect_write_refused(f);
+	th_fx_expect_write_refused(f);
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -687,21 +577,20 @@ static void test_etc_entries(void **state)
 
 static void test_protect_custom(void **state)
 {
-	struct fx *f = *state;
+	struct th_fx *f = *state;
 	char pol[PATH_MAX];
 	/* Control: build.sh is not protected by default. */
-	ws_write(f, "build.sh", "#!/bin/sh\necho build\n");
+	th_ws_write(&f->ws, "build.sh", "#!/bin/sh\necho build\n");
 	policy_expect(f, NULL, TH_CMD(TH_PROBE, "write", "/workspace/build.sh"), 0, "OK 1\n");
 	expect_ws_file(f, "build.sh", "x");
 
-	ws_write(f, "build.sh", "#!/bin/sh\necho build\n");
+	th_ws_write(&f->ws, "build.sh", "#!/bin/sh\necho build\n");
 	th_policy(&f->ws, "filesystem: { protect: [build.sh] }\n", pol);
-	struct th_opts o = ws_opts(f);
-	o.policy = pol;
-	run_with(f, &o, TH_CMD(TH_PROBE, "write", "/workspace/build.sh"));
-	expect_write_refused(f);
-	run_with(f, &o, TH_CMD(TH_PROBE, "openw", "/workspace/build.sh"));
-	expect_write_refused(f);
+	struct th_opts o = th_fx_opts(f, pol);
+	th_fx_run(f, &o, TH_CMD(TH_PROBE, "write", "/workspace/build.sh"));
+	th_fx_expect_write_refused(f);
+	th_fx_run(f, &o, TH_CMD(TH_PROBE, "openw", "/workspace/build.sh"));
+	th_fx_expect_write_refused(f);
 	/* Still readable, and the rest of the workspace is writable. */
 	policy_expect(f, pol, TH_CMD(TH_PROBE, "cat", "/workspace/build.sh"), 0,
 		      "#!/bin/sh\necho build\n");
@@ -711,25 +600,24 @@ static void test_protect_custom(void **state)
 
 static void test_protect_allow_create(void **state)
 {
-	struct fx *f = *state;
+	struct th_fx *f = *state;
 	char pol[PATH_MAX];
 	/* Control: protected and missing, .envrc cannot be created. */
 	th_policy(&f->ws, "filesystem: { protect: [.envrc] }\n", pol);
-	struct th_opts o = ws_opts(f);
-	o.policy = pol;
-	run_with(f, &o, TH_CMD(TH_PROBE, "write", "/workspace/.envrc"));
-	expect_write_refused(f);
-	assert_false(ws_exists(f, ".envrc"));
+	struct th_opts o = th_fx_opts(f, pol);
+	th_fx_run(f, &o, TH_CMD(TH_PROBE, "write", "/workspace/.envrc"));
+	th_fx_expect_write_refused(f);
+	assert_false(th_ws_exists(&f->ws, ".envrc"));
 
 	th_policy(&f->ws, "filesystem: { protect: [.envrc], allow_create: [.envrc] }\n", pol);
 	o.policy = pol;
-	run_with(f, &o, TH_CMD(TH_PROBE, "write", "/workspace/.envrc"));
-	expect(f, 0, "OK 1\n");
+	th_fx_run(f, &o, TH_CMD(TH_PROBE, "write", "/workspace/.envrc"));
+	th_fx_expect(f, 0, "OK 1\n");
 	expect_ws_file(f, ".envrc", "x");
 	/* Once it exists it is protected like any existing entry. */
-	ws_write(f, ".envrc", "export A=1\n");
-	run_with(f, &o, TH_CMD(TH_PROBE, "write", "/workspace/.envrc"));
-	expect_write_refused(f);
+	th_ws_write(&f->ws, ".envrc", "export A=1\n");
+	th_fx_run(f, &o, TH_CMD(TH_PROBE, "write", "/workspace/.envrc"));
+	th_fx_expect_write_refused(f);
 	expect_ws_file(f, ".envrc", "export A=1\n");
 }
 
@@ -738,16 +626,14 @@ static void test_protect_allow_create(void **state)
 
 static void test_hide(void **state)
 {
-	struct fx *f = *state;
-	char p[PATH_MAX], pol[PATH_MAX];
-	ws_write(f, ".env", "SECRET=1\n");
-	ws_path(f, "sub", p);
-	host_mkdir(p, 0755);
-	ws_write(f, "sub/.env", "SUB=2\n");
-	ws_path(f, "secrets", p);
-	host_mkdir(p, 0755);
-	ws_write(f, "secrets/key", "key\n");
-	ws_write(f, "notes.env", "visible\n");
+	struct th_fx *f = *state;
+	char pol[PATH_MAX];
+	th_ws_write(&f->ws, ".env", "SECRET=1\n");
+	th_ws_mkdir(&f->ws, "sub");
+	th_ws_write(&f->ws, "sub/.env", "SUB=2\n");
+	th_ws_mkdir(&f->ws, "secrets");
+	th_ws_write(&f->ws, "secrets/key", "key\n");
+	th_ws_write(&f->ws, "notes.env", "visible\n");
 	/* Control: by default, nothing is hidden. */
 	record_expect(f, NULL, TH_CMD(TH_PROBE, "cat", "/workspace/.env"), 0, "SECRET=1\n");
 	assert_int_equal((int)th_json_num(f->record, "sandbox.hidden"), 0);
@@ -769,36 +655,20 @@ static void test_hide(void **state)
 	expect_ws_file(f, ".env", "SECRET=1\n");
 	expect_ws_file(f, "sub/.env", "SUB=2\n");
 	expect_ws_file(f, "secrets/key", "key\n");
-	assert_false(ws_exists(f, "secrets/new"));
+	assert_false(th_ws_exists(&f->ws, "secrets/new"));
 }
 
 /* ---------------------------------------------------------------------------------------- */
 /* capabilities                                                                             */
 
-static void expect_caps(const struct fx *f, const char *want)
-{
-	static const char *const sets[] = { "CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb" };
-	char v[64];
-	for (size_t i = 0; i < sizeof(sets) / sizeof(sets[0]); i++) {
-		if (!th_status_field(f->out.out, sets[i], v, sizeof(v))) {
-			show(f);
-			fail_msg("no %s line", sets[i]);
-		}
-		if (strcmp(v, want) != 0) {
-			show(f);
-			fail_msg("%s is %s, expected %s", sets[i], v, want);
-		}
-	}
-}
-
 static void test_capabilities_keep(void **state)
 {
-	struct fx *f = *state;
+	struct th_fx *f = *state;
 	char pol[PATH_MAX];
 	/* Control: no capability, so a port below 1024 is refused. */
 	policy_expect(f, NULL, TH_CMD(TH_PROBE, "bindport", "80"), 1, "ERR EACCES 13\n");
 	policy_expect(f, NULL, TH_CMD(TH_PROBE, "status"), 0, NULL);
-	expect_caps(f, ZERO_CAPS);
+	th_fx_expect_caps(f, TH_ZERO_CAPS);
 
 	th_policy(&f->ws, "capabilities: { keep: [net_bind_service] }\n", pol);
 	record_expect(f, pol, TH_CMD(TH_PROBE, "bindport", "80"), 0, "OK 0\n");
@@ -808,7 +678,7 @@ static void test_capabilities_keep(void **state)
 	assert_string_equal(th_json_str(f->record, "identity.CapEff"), CAP_NET_BIND_SERVICE_ONLY);
 	/* Exactly bit 10 (CAP_NET_BIND_SERVICE) in every set, ambient so that it survives exec. */
 	policy_expect(f, pol, TH_CMD(TH_PROBE, "status"), 0, NULL);
-	expect_caps(f, CAP_NET_BIND_SERVICE_ONLY);
+	th_fx_expect_caps(f, CAP_NET_BIND_SERVICE_ONLY);
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -816,7 +686,7 @@ static void test_capabilities_keep(void **state)
 
 static void test_seccomp_default_action_kill(void **state)
 {
-	struct fx *f = *state;
+	struct th_fx *f = *state;
 	char pol[PATH_MAX];
 	/* Control: an unlisted syscall answers ENOSYS. */
 	policy_expect(f, NULL, TH_CMD(TH_PROBE, "rawsyscall", UNKNOWN_SYSCALL), 1,
@@ -832,7 +702,7 @@ static void test_seccomp_default_action_kill(void **state)
 
 static void test_seccomp_allow(void **state)
 {
-	struct fx *f = *state;
+	struct th_fx *f = *state;
 	char nr[16], pol[PATH_MAX], host[64];
 	(void)snprintf(nr, sizeof(nr), "%d", (int)SYS_kcmp);
 	/* kcmp of pid 0: the kernel's own answer, without the filter, is ESRCH. */
@@ -852,11 +722,11 @@ static void test_seccomp_allow(void **state)
 
 static void test_seccomp_deny(void **state)
 {
-	struct fx *f = *state;
+	struct th_fx *f = *state;
 	char p[PATH_MAX], pol[PATH_MAX];
 	struct stat st;
-	ws_write(f, "f", "data\n");
-	ws_path(f, "f", p);
+	th_ws_write(&f->ws, "f", "data\n");
+	th_ws_path(&f->ws, "f", p);
 	assert_int_equal(chmod(p, 0644), 0);
 	/* Control: chmod is allowed by default. */
 	policy_expect(f, NULL, TH_CMD(TH_PROBE, "chmod", "/workspace/f"), 0, "OK 0\n");
@@ -875,7 +745,7 @@ static void test_seccomp_deny(void **state)
 
 static void test_seccomp_rules(void **state)
 {
-	struct fx *f = *state;
+	struct th_fx *f = *state;
 	char pol[PATH_MAX];
 	/* Control: the probe may signal itself with SIGUSR1 (10), which it ignores. */
 	policy_expect(f, NULL, TH_CMD(TH_PROBE, "killself", "10"), 0, "OK 0\n");
@@ -894,11 +764,11 @@ static void test_seccomp_rules(void **state)
 /* ---------------------------------------------------------------------------------------- */
 /* limits                                                                                   */
 
-static long spin_cpu_usec(const struct fx *f)
+static long spin_cpu_usec(const struct th_fx *f)
 {
 	long long usec = -1;
 	if (sscanf(f->out.out, "CPU %lld", &usec) != 1) {
-		show(f);
+		th_show(&f->out);
 		fail_msg("no CPU line");
 	}
 	return (long)usec;
@@ -906,7 +776,7 @@ static long spin_cpu_usec(const struct fx *f)
 
 static void test_limit_cpu(void **state)
 {
-	struct fx *f = *state;
+	struct th_fx *f = *state;
 	char pol[PATH_MAX];
 	/* Control: one second of spinning takes most of a second of CPU (other tests may run
 	 * meanwhile, so not all of it). */
@@ -929,7 +799,7 @@ static void test_limit_cpu(void **state)
 
 static void test_limit_nproc(void **state)
 {
-	struct fx *f = *state;
+	struct th_fx *f = *state;
 	char pol[PATH_MAX];
 	long forked = -1;
 	/* Control: by default, 20 forks are nothing. */
@@ -939,7 +809,7 @@ static void test_limit_nproc(void **state)
 	policy_expect(f, pol, TH_CMD(TH_PROBE, "rlimit", "NPROC"), 0, "5 5\n");
 	record_expect(f, pol, TH_CMD(TH_PROBE, "forkbomb", "20"), 128 + 9, NULL);
 	if (sscanf(f->out.out, "FORKED %ld", &forked) != 1) {
-		show(f);
+		th_show(&f->out);
 		fail_msg("no FORKED line");
 	}
 	/* The worker and the probe count too. */
@@ -950,23 +820,23 @@ static void test_limit_nproc(void **state)
 
 static void test_limit_output_refused(void **state)
 {
-	struct fx *f = *state;
+	struct th_fx *f = *state;
 	char pol[PATH_MAX];
 	/* Control: output 0 (the default) runs. */
 	th_policy(&f->ws, "limits: { output: 0 }\n", pol);
 	policy_expect(f, pol, TH_CMD(TH_PROBE, "write", "/workspace/ran"), 0, "OK 1\n");
 	char ran[PATH_MAX];
-	ws_path(f, "ran", ran);
+	th_ws_path(&f->ws, "ran", ran);
 	assert_int_equal(unlink(ran), 0);
 
 	/* A valid policy, but `warden run` cannot enforce it. */
 	th_policy(&f->ws, "limits: { output: 1M }\n", pol);
 	policy_check(f, pol, false);
-	expect(f, 0, NULL);
+	th_fx_expect(f, 0, NULL);
 	policy_expect(f, pol, TH_CMD(TH_PROBE, "write", "/workspace/ran"), 125, "");
-	assert_false(ws_exists(f, "ran"));
+	assert_false(th_ws_exists(&f->ws, "ran"));
 	if (!strstr(f->out.err, "output")) {
-		show(f);
+		th_show(&f->out);
 		fail_msg("the diagnostic does not name limits.output");
 	}
 }
@@ -976,7 +846,7 @@ static void test_limit_output_refused(void **state)
 
 static void test_unsafe_no_cgroup_unused(void **state)
 {
-	struct fx *f = *state;
+	struct th_fx *f = *state;
 	char pol[PATH_MAX];
 	/* As root a cgroup is created, so the weakening is allowed but not used or recorded. */
 	th_policy(&f->ws, "unsafe: [no-cgroup]\n", pol);
@@ -989,7 +859,7 @@ static void test_unsafe_no_cgroup_unused(void **state)
 
 static void test_unsafe_io_uring(void **state)
 {
-	struct fx *f = *state;
+	struct th_fx *f = *state;
 	char pol[PATH_MAX], host[64], knob[16] = "0\n";
 	if (access("/proc/sys/kernel/io_uring_disabled", F_OK) == 0)
 		host_read("/proc/sys/kernel/io_uring_disabled", knob, sizeof(knob));
@@ -1011,7 +881,7 @@ static void test_unsafe_io_uring(void **state)
 
 static void test_unsafe_bind_host_root(void **state)
 {
-	struct fx *f = *state;
+	struct th_fx *f = *state;
 	char pol[PATH_MAX], host[512];
 	if (access("/etc/hostname", R_OK) < 0) {
 		print_message("no /etc/hostname on the host\n");
@@ -1042,11 +912,7 @@ static void test_unsafe_bind_host_root(void **state)
 
 int main(void)
 {
-	if (!th_fully_privileged())
-		th_cannot_run("needs root with CAP_SYS_ADMIN in the initial user namespace, so "
-			      "that warden runs in privileged mode");
-	if (!th_userns_available(0, 0))
-		th_cannot_run("user namespaces are not available");
+	th_require_privileged();
 	(void)th_warden();
 	(void)th_probe();
 

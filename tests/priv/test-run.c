@@ -38,150 +38,53 @@
 
 /* Where privileged mode allocates host ids from (policy/default.yaml, user.host_ids). */
 #define HOST_ID_BASE 2000000000.0
-#define ZERO_CAPS "0000000000000000"
 
-/* One test's fixture: a fresh workspace, the last run, and anything to clean up. */
-struct fx {
-	struct th_ws ws;
-	const void *param;          /* the test's initial state (table-driven tests) */
-	struct th_out out;
-	cJSON *record;
-	char marker[96];            /* host processes tagged with this are killed at teardown */
+/* One test's fixture: the harness's (first, see struct th_fx), and host files to remove. */
+struct run_fx {
+	struct th_fx fx;
 	char host_files[4][PATH_MAX];
 };
 
 static int fx_setup(void **state)
 {
-	struct fx *f = calloc(1, sizeof(*f));
-	if (!f)
-		return -1;
-	f->param = *state;
-	int r = th_ws_new(&f->ws, 0, 0);
-	if (r < 0) {
-		print_error("create a workspace: %s\n", strerror(-r));
-		free(f);
-		return -1;
-	}
-	*state = f;
-	return 0;
+	return th_fx_setup(state, sizeof(struct run_fx), 0, 0);
 }
 
 static int fx_teardown(void **state)
 {
-	struct fx *f = *state;
-	if (f->marker[0])
-		th_kill_procs(f->marker, 0);
-	for (size_t i = 0; i < sizeof(f->host_files) / sizeof(f->host_files[0]); i++)
-		if (f->host_files[i][0])
-			(void)unlink(f->host_files[i]);
-	th_out_done(&f->out);
-	cJSON_Delete(f->record);
-	th_ws_remove(&f->ws);
-	free(f);
+	struct run_fx *r = *state;
+	for (size_t i = 0; i < sizeof(r->host_files) / sizeof(r->host_files[0]); i++)
+		if (r->host_files[i][0])
+			(void)unlink(r->host_files[i]);
+	th_fx_free(&r->fx);
 	return 0;
 }
 
-/* Default options: the fixture's workspace. */
-static struct th_opts ws_opts(struct fx *f)
+/* Runs cmd in the fixture's workspace with the default policy, then th_fx_expect. */
+static void probe_expect(struct th_fx *f, const char *const *cmd, int code, const char *out)
 {
-	return (struct th_opts){ .workspace = f->ws.dir };
-}
-
-/* Runs warden with o; the result replaces f->out (shown by expect() on a mismatch). */
-static void run_with(struct fx *f, const struct th_opts *o, const char *const *cmd)
-{
-	th_out_done(&f->out);
-	th_run(o, cmd, &f->out);
-}
-
-static void run(struct fx *f, const char *const *cmd)
-{
-	struct th_opts o = ws_opts(f);
-	run_with(f, &o, cmd);
-}
-
-/* Prints the last run, for a failure's context. */
-static void show(const struct fx *f)
-{
-	print_error("warden exit %d after %llu ms\n--- stdout ---\n%s--- stderr ---\n%s---\n",
-		    f->out.code, (unsigned long long)f->out.elapsed_ms, f->out.out, f->out.err);
-}
-
-/* Asserts the last run's exit code and, unless out is NULL, its exact stdout. */
-static void expect(const struct fx *f, int code, const char *out)
-{
-	if (f->out.code != code || (out && strcmp(f->out.out, out) != 0))
-		show(f);
-	assert_int_equal(f->out.code, code);
-	if (out)
-		assert_string_equal(f->out.out, out);
-}
-
-/* Runs cmd in the fixture's workspace with the default policy, then expect(). */
-static void probe_expect(struct fx *f, const char *const *cmd, int code, const char *out)
-{
-	run(f, cmd);
-	expect(f, code, out);
+	th_fx_run_expect(f, NULL, cmd, code, out);
 }
 
 /* A write refused by a read-only mount or by permissions: either answer is a refusal. */
-static void expect_write_refused(struct fx *f, const char *const *cmd)
+static void expect_write_refused(struct th_fx *f, const char *const *cmd)
 {
-	run(f, cmd);
-	if (strcmp(f->out.out, "ERR EROFS 30\n") != 0 &&
-	    strcmp(f->out.out, "ERR EACCES 13\n") != 0) {
-		show(f);
-		fail_msg("expected EROFS or EACCES");
+	th_fx_run(f, NULL, cmd);
+	th_fx_expect_write_refused(f);
+}
+
+/* The names in dir (th_list_dir: sorted, one per line) are exactly want. */
+static void expect_names(const char *dir, const char *want)
+{
+	char *names = th_list_dir(dir, NULL);
+	if (!names)
+		fail_msg("list %s: %s", dir, strerror(errno));
+	if (strcmp(names, want) != 0) {
+		print_error("--- %s ---\n%s---\n", dir, names);
+		free(names);
+		fail_msg("%s does not hold exactly the expected names", dir);
 	}
-	assert_int_equal(f->out.code, 1);
-}
-
-static void ws_path(const struct fx *f, const char *rel, char *out)
-{
-	th_pathf(out, "%s/%s", f->ws.dir, rel);
-}
-
-static void host_mkdir(const struct fx *f, const char *rel)
-{
-	char p[PATH_MAX];
-	ws_path(f, rel, p);
-	if (mkdir(p, 0755) < 0)
-		fail_msg("mkdir %s: %s", p, strerror(errno));
-}
-
-static void host_write(const struct fx *f, const char *rel, const char *text)
-{
-	char p[PATH_MAX];
-	ws_path(f, rel, p);
-	int r = th_write_file(p, text);
-	if (r < 0)
-		fail_msg("write %s: %s", p, strerror(-r));
-}
-
-static bool host_exists(const struct fx *f, const char *rel)
-{
-	char p[PATH_MAX];
-	struct stat st;
-	ws_path(f, rel, p);
-	return lstat(p, &st) == 0;
-}
-
-/* The names in dir, sorted and joined by ' ' into out. */
-static void list_dir(const char *dir, char *out, size_t len)
-{
-	struct dirent **ents = NULL;
-	int n = scandir(dir, &ents, NULL, alphasort);
-	if (n < 0)
-		fail_msg("scandir %s: %s", dir, strerror(errno));
-	size_t off = 0;
-	out[0] = '\0';
-	for (int i = 0; i < n; i++) {
-		const char *name = ents[i]->d_name;
-		if (strcmp(name, ".") != 0 && strcmp(name, "..") != 0 && off < len)
-			off += (size_t)snprintf(out + off, len - off, "%s%s", off ? " " : "", name);
-		free(ents[i]);
-	}
-	free(ents);
+	free(names);
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -189,39 +92,18 @@ static void list_dir(const char *dir, char *out, size_t len)
 
 static void test_identity_status(void **state)
 {
-	struct fx *f = *state;
-	run(f, TH_CMD(TH_PROBE, "status"));
-	expect(f, 0, NULL);
-	static const char *const zero[] = { "CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb" };
-	char v[128];
-	for (size_t i = 0; i < sizeof(zero) / sizeof(zero[0]); i++) {
-		if (!th_status_field(f->out.out, zero[i], v, sizeof(v)))
-			fail_msg("no %s line in:\n%s", zero[i], f->out.out);
-		assert_string_equal(v, ZERO_CAPS);
-	}
-	assert_true(th_status_field(f->out.out, "NoNewPrivs", v, sizeof(v)));
-	assert_string_equal(v, "1");
-	assert_true(th_status_field(f->out.out, "Seccomp", v, sizeof(v)));
-	assert_string_equal(v, "2");
-	assert_true(th_status_field(f->out.out, "Uid", v, sizeof(v)));
-	assert_string_equal(v, "1000\t1000\t1000\t1000");
-	assert_true(th_status_field(f->out.out, "Gid", v, sizeof(v)));
-	assert_string_equal(v, "1000\t1000\t1000\t1000");
+	struct th_fx *f = *state;
+	probe_expect(f, TH_CMD(TH_PROBE, "status"), 0, NULL);
+	th_fx_expect_sandbox_user(f);
 }
 
 static void test_identity_record(void **state)
 {
-	struct fx *f = *state;
-	char rec[PATH_MAX];
-	th_aux_path(&f->ws, "record", rec);
-	struct th_opts o = ws_opts(f);
-	o.record = rec;
-	run_with(f, &o, TH_CMD(TH_PROBE, "status"));
-	expect(f, 0, NULL);
+	struct th_fx *f = *state;
+	th_fx_record_expect(f, NULL, TH_CMD(TH_PROBE, "status"), 0, NULL);
 	char filters[32];
 	assert_true(th_status_field(f->out.out, "Seccomp_filters", filters, sizeof(filters)));
 
-	f->record = th_record_load(rec);
 	const cJSON *r = f->record;
 	assert_string_equal(th_json_str(r, "sandbox.mode"), "privileged");
 	double host_uid = th_json_num(r, "sandbox.host_uid");
@@ -236,7 +118,7 @@ static void test_identity_record(void **state)
 	static const char *const caps[] = { "identity.CapInh", "identity.CapPrm", "identity.CapEff",
 					    "identity.CapBnd", "identity.CapAmb" };
 	for (size_t i = 0; i < sizeof(caps) / sizeof(caps[0]); i++)
-		assert_string_equal(th_json_str(r, caps[i]), ZERO_CAPS);
+		assert_string_equal(th_json_str(r, caps[i]), TH_ZERO_CAPS);
 	assert_int_equal((int)th_json_num(r, "identity.NoNewPrivs"), 1);
 	assert_int_equal((int)th_json_num(r, "identity.Seccomp"), 2);
 	assert_int_equal((long)th_json_num(r, "identity.Seccomp_filters"),
@@ -260,7 +142,7 @@ static void test_identity_record(void **state)
 
 static void test_host_root_hidden(void **state)
 {
-	struct fx *f = *state;
+	struct th_fx *f = *state;
 	struct stat st;
 	assert_int_equal(stat("/root", &st), 0);
 	probe_expect(f, TH_CMD(TH_PROBE, "open", "/root"), 1, "ERR ENOENT 2\n");
@@ -268,7 +150,7 @@ static void test_host_root_hidden(void **state)
 
 static void test_host_home_hidden(void **state)
 {
-	struct fx *f = *state;
+	struct th_fx *f = *state;
 	/* Make sure there is at least one host home to look for (when the host has /home). */
 	char own[PATH_MAX];
 	(void)snprintf(own, sizeof(own), "/home/warden-priv-%d", (int)getpid());
@@ -284,10 +166,10 @@ static void test_host_home_hidden(void **state)
 		    strcmp(name, "agent") != 0) {
 			char p[PATH_MAX];
 			(void)snprintf(p, sizeof(p), "/home/%s", name);
-			run(f, TH_CMD(TH_PROBE, "open", p));
+			th_fx_run(f, NULL, TH_CMD(TH_PROBE, "open", p));
 			if (strcmp(f->out.out, "ERR ENOENT 2\n") != 0) {
 				(void)rmdir(own);
-				show(f);
+				th_show(&f->out);
 				fail_msg("host home %s is visible", p);
 			}
 			checked++;
@@ -303,11 +185,12 @@ static void test_host_home_hidden(void **state)
 
 static void test_host_files_hidden(void **state)
 {
-	struct fx *f = *state;
+	struct run_fx *r = *state;
+	struct th_fx *f = &r->fx;
 	static const char *const dirs[] = { "/var/tmp", "/opt", "/tmp", "/srv", "/mnt" };
 	size_t made = 0;
 	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]) && made < 4; i++) {
-		char *p = f->host_files[made];
+		char *p = r->host_files[made];
 		(void)snprintf(p, PATH_MAX, "%s/warden-priv-secret-XXXXXX", dirs[i]);
 		int fd = mkstemp(p);
 		if (fd < 0) {
@@ -323,7 +206,7 @@ static void test_host_files_hidden(void **state)
 
 static void test_etc_shadow_hidden(void **state)
 {
-	struct fx *f = *state;
+	struct th_fx *f = *state;
 	probe_expect(f, TH_CMD(TH_PROBE, "open", "/etc/shadow"), 1, "ERR ENOENT 2\n");
 	probe_expect(f, TH_CMD(TH_PROBE, "open", "/etc/gshadow"), 1, "ERR ENOENT 2\n");
 	probe_expect(f, TH_CMD(TH_PROBE, "open", "/etc/sudoers"), 1, "ERR ENOENT 2\n");
@@ -331,7 +214,7 @@ static void test_etc_shadow_hidden(void **state)
 
 static void test_sys_absent(void **state)
 {
-	struct fx *f = *state;
+	struct th_fx *f = *state;
 	probe_expect(f, TH_CMD(TH_PROBE, "open", "/sys"), 1, "ERR ENOENT 2\n");
 	probe_expect(f, TH_CMD(TH_PROBE, "open", "/sys/fs/cgroup"), 1, "ERR ENOENT 2\n");
 }
@@ -341,7 +224,7 @@ static void test_sys_absent(void **state)
 
 static void test_usr_readonly(void **state)
 {
-	struct fx *f = *state;
+	struct th_fx *f = *state;
 	char name[64], inside[96];
 	(void)snprintf(name, sizeof(name), "warden-priv-%d", (int)getpid());
 	(void)snprintf(inside, sizeof(inside), "/usr/%s", name);
@@ -353,21 +236,21 @@ static void test_usr_readonly(void **state)
 
 static void test_etc_passwd_readonly(void **state)
 {
-	struct fx *f = *state;
+	struct th_fx *f = *state;
 	expect_write_refused(f, TH_CMD(TH_PROBE, "write", "/etc/passwd"));
 	expect_write_refused(f, TH_CMD(TH_PROBE, "write", "/etc/warden-new"));
 }
 
 static void test_root_readonly(void **state)
 {
-	struct fx *f = *state;
+	struct th_fx *f = *state;
 	expect_write_refused(f, TH_CMD(TH_PROBE, "write", "/warden-new"));
 	expect_write_refused(f, TH_CMD(TH_PROBE, "mkdir", "/warden-dir"));
 }
 
 static void test_proc_sys_readonly(void **state)
 {
-	struct fx *f = *state;
+	struct th_fx *f = *state;
 	expect_write_refused(f, TH_CMD(TH_PROBE, "write", "/proc/sys/kernel/hostname"));
 	expect_write_refused(f, TH_CMD(TH_PROBE, "openw", "/proc/sys/kernel/core_pattern"));
 }
@@ -377,7 +260,7 @@ static void test_proc_sys_readonly(void **state)
  * mount does not stop writes to a device node, so success of the write proves nothing); one
  * the host kernel lacks is simply absent.
  */
-static void expect_proc_masked(struct fx *f, const char *name)
+static void expect_proc_masked(struct th_fx *f, const char *name)
 {
 	char host[64];
 	(void)snprintf(host, sizeof(host), "/proc/%s", name);
@@ -386,11 +269,11 @@ static void expect_proc_masked(struct fx *f, const char *name)
 		probe_expect(f, TH_CMD(TH_PROBE, "stat", host), 1, "ERR ENOENT 2\n");
 		return;
 	}
-	run(f, TH_CMD(TH_PROBE, "stat", host));
+	th_fx_run(f, NULL, TH_CMD(TH_PROBE, "stat", host));
 	size_t len = strlen(f->out.out);
 	if (strncmp(f->out.out, "OK chr ", 7) != 0 || len < 5 ||
 	    strcmp(f->out.out + len - 5, " 1:3\n") != 0) {
-		show(f);
+		th_show(&f->out);
 		fail_msg("%s is not masked by /dev/null", host);
 	}
 }
@@ -416,7 +299,7 @@ static void test_proc_sensitive_masked(void **state)
  */
 static void test_proc_dirs_masked(void **state)
 {
-	struct fx *f = *state;
+	struct th_fx *f = *state;
 	static const char *const names[] = { "acpi", "scsi", "asound", "driver" };
 	int masked = 0;
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
@@ -441,22 +324,22 @@ static void test_proc_dirs_masked(void **state)
 #define WS_UID 4242u
 #define WS_GID 4343u
 
-static void chown_ws(struct fx *f, uid_t uid, gid_t gid)
+static void chown_ws(struct th_fx *f, uid_t uid, gid_t gid)
 {
 	char probe[PATH_MAX];
-	ws_path(f, "probe", probe);
+	th_ws_path(&f->ws, "probe", probe);
 	if (chown(f->ws.dir, uid, gid) < 0 || chown(probe, uid, gid) < 0)
 		fail_msg("chown the workspace: %s", strerror(errno));
 }
 
 static void test_ws_files_owned_by_ws_owner(void **state)
 {
-	struct fx *f = *state;
+	struct th_fx *f = *state;
 	chown_ws(f, WS_UID, WS_GID);
 	/* Inside, the workspace's owner is the sandbox user. */
-	run(f, TH_CMD(TH_PROBE, "stat", "/workspace"));
+	th_fx_run(f, NULL, TH_CMD(TH_PROBE, "stat", "/workspace"));
 	if (strncmp(f->out.out, "OK dir 1000 1000 0755 ", 22) != 0) {
-		show(f);
+		th_show(&f->out);
 		fail_msg("/workspace is not owned by the sandbox user");
 	}
 	probe_expect(f, TH_CMD(TH_PROBE, "write", "/workspace/new"), 0, "OK 1\n");
@@ -465,7 +348,7 @@ static void test_ws_files_owned_by_ws_owner(void **state)
 	for (size_t i = 0; i < 2; i++) {
 		char p[PATH_MAX];
 		struct stat st;
-		ws_path(f, made[i], p);
+		th_ws_path(&f->ws, made[i], p);
 		assert_int_equal(lstat(p, &st), 0);
 		assert_int_equal(st.st_uid, WS_UID);
 		assert_int_equal(st.st_gid, WS_GID);
@@ -474,11 +357,11 @@ static void test_ws_files_owned_by_ws_owner(void **state)
 
 static void test_ws_root_owned_files(void **state)
 {
-	struct fx *f = *state;
+	struct th_fx *f = *state;
 	probe_expect(f, TH_CMD(TH_PROBE, "write", "/workspace/new"), 0, "OK 1\n");
 	char p[PATH_MAX];
 	struct stat st;
-	ws_path(f, "new", p);
+	th_ws_path(&f->ws, "new", p);
 	assert_int_equal(lstat(p, &st), 0);
 	assert_int_equal(st.st_uid, 0);
 	assert_int_equal(st.st_gid, 0);
@@ -486,12 +369,12 @@ static void test_ws_root_owned_files(void **state)
 
 static void test_ws_never_chowned(void **state)
 {
-	struct fx *f = *state;
+	struct th_fx *f = *state;
 	chown_ws(f, WS_UID, WS_GID);
 	assert_int_equal(chmod(f->ws.dir, 0750), 0);
-	host_write(f, "untouched", "data\n");
+	th_ws_write(&f->ws, "untouched", "data\n");
 	char p[PATH_MAX];
-	ws_path(f, "untouched", p);
+	th_ws_path(&f->ws, "untouched", p);
 	assert_int_equal(chown(p, 5151, 5252), 0);
 	assert_int_equal(chmod(p, 0640), 0);
 	struct stat ws0, file0, ws1, file1;
@@ -515,105 +398,95 @@ static void test_ws_never_chowned(void **state)
 
 static void test_ws_default_is_cwd(void **state)
 {
-	struct fx *f = *state;
+	struct th_fx *f = *state;
 	struct th_opts o = { .cwd = f->ws.dir };
-	run_with(f, &o, TH_CMD(TH_PROBE, "write", "/workspace/from-cwd"));
-	expect(f, 0, "OK 1\n");
-	assert_true(host_exists(f, "from-cwd"));
+	th_fx_run(f, &o, TH_CMD(TH_PROBE, "write", "/workspace/from-cwd"));
+	th_fx_expect(f, 0, "OK 1\n");
+	assert_true(th_ws_exists(&f->ws, "from-cwd"));
 }
 
 /* ---------------------------------------------------------------------------------------- */
 /* Protected workspace paths                                                                 */
 
-static void make_git(struct fx *f)
+static void make_git(struct th_fx *f)
 {
-	host_mkdir(f, ".git");
-	host_mkdir(f, ".git/hooks");
-	host_write(f, ".git/config", "[core]\n\tbare = false\n");
-	host_write(f, ".git/HEAD", "ref: refs/heads/main\n");
+	th_ws_mkdir(&f->ws, ".git");
+	th_ws_mkdir(&f->ws, ".git/hooks");
+	th_ws_write(&f->ws, ".git/config", "[core]\n\tbare = false\n");
+	th_ws_write(&f->ws, ".git/HEAD", "ref: refs/heads/main\n");
 }
 
 static void test_protect_git_hooks(void **state)
 {
-	struct fx *f = *state;
+	struct th_fx *f = *state;
 	make_git(f);
 	expect_write_refused(f, TH_CMD(TH_PROBE, "write", "/workspace/.git/hooks/pre-commit"));
 	expect_write_refused(f, TH_CMD(TH_PROBE, "mkdir", "/workspace/.git/hooks/sub"));
-	assert_false(host_exists(f, ".git/hooks/pre-commit"));
-	assert_false(host_exists(f, ".git/hooks/sub"));
+	assert_false(th_ws_exists(&f->ws, ".git/hooks/pre-commit"));
+	assert_false(th_ws_exists(&f->ws, ".git/hooks/sub"));
 }
 
 static void test_protect_git_config(void **state)
 {
-	struct fx *f = *state;
+	struct th_fx *f = *state;
 	make_git(f);
 	expect_write_refused(f, TH_CMD(TH_PROBE, "write", "/workspace/.git/config"));
-	char p[PATH_MAX], buf[64] = "";
-	ws_path(f, ".git/config", p);
-	FILE *fp = fopen(p, "re");
-	assert_non_null(fp);
-	size_t n = fread(buf, 1, sizeof(buf) - 1, fp);
-	(void)fclose(fp);
-	buf[n] = '\0';
-	assert_string_equal(buf, "[core]\n\tbare = false\n");
+	char p[PATH_MAX];
+	th_ws_path(&f->ws, ".git/config", p);
+	th_expect_file(p, "[core]\n\tbare = false\n");
 }
 
 static void test_protect_git_rename(void **state)
 {
-	struct fx *f = *state;
+	struct th_fx *f = *state;
 	make_git(f);
-	run(f, TH_CMD(TH_PROBE, "rename", "/workspace/.git", "/workspace/moved"));
+	th_fx_run(f, NULL, TH_CMD(TH_PROBE, "rename", "/workspace/.git", "/workspace/moved"));
 	if (strncmp(f->out.out, "ERR ", 4) != 0) {
-		show(f);
+		th_show(&f->out);
 		fail_msg(".git could be renamed");
 	}
-	run(f, TH_CMD(TH_PROBE, "rename", "/workspace/.git/hooks", "/workspace/.git/h2"));
+	th_fx_run(f, NULL,
+		  TH_CMD(TH_PROBE, "rename", "/workspace/.git/hooks", "/workspace/.git/h2"));
 	if (strncmp(f->out.out, "ERR ", 4) != 0) {
-		show(f);
+		th_show(&f->out);
 		fail_msg(".git/hooks could be renamed");
 	}
 	struct stat st;
 	char p[PATH_MAX];
-	ws_path(f, ".git/hooks", p);
+	th_ws_path(&f->ws, ".git/hooks", p);
 	assert_int_equal(lstat(p, &st), 0);
 	assert_true(S_ISDIR(st.st_mode));
-	assert_false(host_exists(f, "moved"));
-	assert_false(host_exists(f, ".git/h2"));
+	assert_false(th_ws_exists(&f->ws, "moved"));
+	assert_false(th_ws_exists(&f->ws, ".git/h2"));
 }
 
 static void test_git_other_writable(void **state)
 {
-	struct fx *f = *state;
+	struct th_fx *f = *state;
 	make_git(f);
 	probe_expect(f, TH_CMD(TH_PROBE, "write", "/workspace/.git/index"), 0, "OK 1\n");
 	probe_expect(f, TH_CMD(TH_PROBE, "mkdir", "/workspace/.git/objects"), 0, "OK 0\n");
-	assert_true(host_exists(f, ".git/index"));
-	assert_true(host_exists(f, ".git/objects"));
+	assert_true(th_ws_exists(&f->ws, ".git/index"));
+	assert_true(th_ws_exists(&f->ws, ".git/objects"));
 }
 
 static void test_protect_envrc_create(void **state)
 {
-	struct fx *f = *state;
+	struct th_fx *f = *state;
 	expect_write_refused(f, TH_CMD(TH_PROBE, "write", "/workspace/.envrc"));
-	assert_false(host_exists(f, ".envrc"));
+	assert_false(th_ws_exists(&f->ws, ".envrc"));
 }
 
 static void test_no_placeholder_left(void **state)
 {
-	struct fx *f = *state;
-	char rec[PATH_MAX], names[1024];
-	th_aux_path(&f->ws, "record", rec);
-	struct th_opts o = ws_opts(f);
-	o.record = rec;
+	struct th_fx *f = *state;
 	/* During the run, a missing .git is a placeholder file: no .git/hooks can be made. */
-	run_with(f, &o, TH_CMD(TH_PROBE, "mkdir", "/workspace/.git/hooks"));
-	expect(f, 1, "ERR ENOTDIR 20\n");
-	f->record = th_record_load(rec);
+	th_fx_record_expect(f, NULL, TH_CMD(TH_PROBE, "mkdir", "/workspace/.git/hooks"), 1,
+			    "ERR ENOTDIR 20\n");
 	/* .git (for .git/hooks and .git/config), .gitmodules, .envrc, .vscode, .idea,
 	 * .devcontainer */
 	assert_int_equal((int)th_json_num(f->record, "sandbox.placeholders"), 6);
-	list_dir(f->ws.dir, names, sizeof(names));
-	assert_string_equal(names, "probe");
+	expect_names(f->ws.dir, "probe\n");
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -634,44 +507,43 @@ static int host_socket(int type, uint16_t *out_port)
 	return fd;
 }
 
+/*
+ * Has the probe send to a host socket of type on 127.0.0.1 (`probe VERB 127.0.0.1 PORT`) and
+ * expects code and out; nothing may reach the host's socket (no connection, no datagram).
+ */
+static void expect_host_socket_unreached(struct th_fx *f, int type, const char *verb, int code,
+					 const char *out)
+{
+	uint16_t port;
+	int fd = host_socket(type, &port);
+	char ps[8], buf[16];
+	(void)snprintf(ps, sizeof(ps), "%u", port);
+	th_fx_run(f, NULL, TH_CMD(TH_PROBE, verb, "127.0.0.1", ps));
+	ssize_t got = type == SOCK_STREAM ? accept(fd, NULL, NULL) :
+					    recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+	int e = errno;
+	if (type == SOCK_STREAM && got >= 0)
+		(void)close((int)got);
+	(void)close(fd);
+	th_fx_expect(f, code, out);
+	assert_int_equal(got, -1);
+	assert_int_equal(e, EAGAIN);
+}
+
 static void test_net_host_tcp_unreachable(void **state)
 {
-	struct fx *f = *state;
-	uint16_t port;
-	int lfd = host_socket(SOCK_STREAM, &port);
-	char ps[8];
-	(void)snprintf(ps, sizeof(ps), "%u", port);
-	run(f, TH_CMD(TH_PROBE, "connect", "127.0.0.1", ps));
-	int a = accept(lfd, NULL, NULL);
-	int e = errno;
-	if (a >= 0)
-		(void)close(a);
-	(void)close(lfd);
-	expect(f, 1, "ERR ECONNREFUSED 111\n");
-	assert_int_equal(a, -1);
-	assert_int_equal(e, EAGAIN);
+	expect_host_socket_unreached(*state, SOCK_STREAM, "connect", 1, "ERR ECONNREFUSED 111\n");
 }
 
 static void test_net_host_udp_unreachable(void **state)
 {
-	struct fx *f = *state;
-	uint16_t port;
-	int ufd = host_socket(SOCK_DGRAM, &port);
-	char ps[8], buf[16];
-	(void)snprintf(ps, sizeof(ps), "%u", port);
-	run(f, TH_CMD(TH_PROBE, "udp", "127.0.0.1", ps));
-	ssize_t n = recv(ufd, buf, sizeof(buf), MSG_DONTWAIT);
-	int e = errno;
-	(void)close(ufd);
 	/* The datagram leaves fine, on the sandbox's own loopback. */
-	expect(f, 0, "OK 1\n");
-	assert_int_equal(n, -1);
-	assert_int_equal(e, EAGAIN);
+	expect_host_socket_unreached(*state, SOCK_DGRAM, "udp", 0, "OK 1\n");
 }
 
 static void test_net_packet_socket(void **state)
 {
-	struct fx *f = *state;
+	struct th_fx *f = *state;
 	/* The filter answers EAFNOSUPPORT for socket families it does not allow. */
 	probe_expect(f, TH_CMD(TH_PROBE, "syscall", "socket-packet"), 1, "ERR EAFNOSUPPORT 97\n");
 }
@@ -681,9 +553,8 @@ static void test_net_packet_socket(void **state)
 
 static void test_pids_only_sandbox(void **state)
 {
-	struct fx *f = *state;
-	run(f, TH_CMD(TH_PROBE, "pids"));
-	expect(f, 0, NULL);
+	struct th_fx *f = *state;
+	probe_expect(f, TH_CMD(TH_PROBE, "pids"), 0, NULL);
 	/* Only the sandbox's init (the worker, when visible) and the probe itself. */
 	bool self = false;
 	char copy[256];
@@ -693,7 +564,7 @@ static void test_pids_only_sandbox(void **state)
 		if (strcmp(tok, "2") == 0)
 			self = true;
 		else if (strcmp(tok, "1") != 0) {
-			show(f);
+			th_show(&f->out);
 			fail_msg("pid %s is visible in the sandbox", tok);
 		}
 	}
@@ -702,7 +573,7 @@ static void test_pids_only_sandbox(void **state)
 
 static void test_kill_host_pids(void **state)
 {
-	struct fx *f = *state;
+	struct th_fx *f = *state;
 	probe_expect(f, TH_CMD(TH_PROBE, "kill", TH_WARDEN_PID, "0"), 1, "ERR ESRCH 3\n");
 	char self[16];
 	(void)snprintf(self, sizeof(self), "%d", (int)getpid());
@@ -713,14 +584,8 @@ static void test_kill_host_pids(void **state)
 
 static void test_kill_init_ignored(void **state)
 {
-	struct fx *f = *state;
-	char rec[PATH_MAX];
-	th_aux_path(&f->ws, "record", rec);
-	struct th_opts o = ws_opts(f);
-	o.record = rec;
-	run_with(f, &o, TH_CMD(TH_PROBE, "kill", "1", "9"));
-	expect(f, 0, "OK 0\n");
-	f->record = th_record_load(rec);
+	struct th_fx *f = *state;
+	th_fx_record_expect(f, NULL, TH_CMD(TH_PROBE, "kill", "1", "9"), 0, "OK 0\n");
 	assert_string_equal(th_json_str(f->record, "exit.reason"), "exited");
 	assert_int_equal((int)th_json_num(f->record, "exit.status"), 0);
 }
@@ -735,7 +600,7 @@ struct syscall_case {
 
 static void test_forbidden_syscall(void **state)
 {
-	struct fx *f = *state;
+	struct th_fx *f = *state;
 	const struct syscall_case *c = f->param;
 	probe_expect(f, TH_CMD(TH_PROBE, "syscall", c->name), 1, c->expect);
 }
@@ -761,30 +626,30 @@ static int open_pty(int *out_master)
 
 static void test_tiocsti_pty(void **state)
 {
-	struct fx *f = *state;
+	struct th_fx *f = *state;
 	int master = -1;
 	int slave = open_pty(&master);
 	if (slave < 0) {
 		print_message("no pty available: %s\n", strerror(errno));
 		skip();
 	}
-	struct th_opts o = ws_opts(f);
+	struct th_opts o = th_fx_opts(f, NULL);
 	o.stdin_fd = slave;
 	/* Control: outside the sandbox, as root, the same ioctl succeeds. */
 	struct th_opts direct = o;
 	direct.direct = true;
-	run_with(f, &direct, TH_CMD(TH_PROBE, "tiocsti"));
+	th_fx_run(f, &direct, TH_CMD(TH_PROBE, "tiocsti"));
 	const bool control_ok = strcmp(f->out.out, "OK 0\n") == 0;
-	run_with(f, &o, TH_CMD(TH_PROBE, "tiocsti"));
+	th_fx_run(f, &o, TH_CMD(TH_PROBE, "tiocsti"));
 	(void)close(slave);
 	(void)close(master);
-	expect(f, 1, "ERR EPERM 1\n");
+	th_fx_expect(f, 1, "ERR EPERM 1\n");
 	assert_true(control_ok);
 }
 
 static void test_tiocsti_devnull(void **state)
 {
-	struct fx *f = *state;
+	struct th_fx *f = *state;
 	/* Not a tty: the tty layer would say ENOTTY; the filter must answer first. */
 	probe_expect(f, TH_CMD(TH_PROBE, "tiocsti"), 1, "ERR EPERM 1\n");
 }
@@ -794,15 +659,14 @@ static void test_tiocsti_devnull(void **state)
 
 static void test_limit_pids(void **state)
 {
-	struct fx *f = *state;
+	struct th_fx *f = *state;
 	char pol[PATH_MAX];
 	th_policy(&f->ws, "limits: { pids: 32 }\n", pol);
-	struct th_opts o = ws_opts(f);
-	o.policy = pol;
-	run_with(f, &o, TH_CMD(TH_PROBE, "forkbomb", "200"));
+	struct th_opts o = th_fx_opts(f, pol);
+	th_fx_run(f, &o, TH_CMD(TH_PROBE, "forkbomb", "200"));
 	long forked = -1;
 	if (sscanf(f->out.out, "FORKED %ld", &forked) != 1) {
-		show(f);
+		th_show(&f->out);
 		fail_msg("no FORKED line");
 	}
 	assert_in_range(forked, 1, 31);
@@ -810,26 +674,21 @@ static void test_limit_pids(void **state)
 
 static void test_limit_memory(void **state)
 {
-	struct fx *f = *state;
-	char pol[PATH_MAX], rec[PATH_MAX];
+	struct th_fx *f = *state;
+	char pol[PATH_MAX];
 	th_policy(&f->ws, "limits: { memory: 64M }\n", pol);
-	th_aux_path(&f->ws, "record", rec);
-	struct th_opts o = ws_opts(f);
-	o.policy = pol;
-	o.record = rec;
-	run_with(f, &o, TH_CMD(TH_PROBE, "membomb", "512"));
-	expect(f, 137, NULL);
+	struct th_opts o = th_fx_opts(f, pol);
+	th_fx_record_expect(f, &o, TH_CMD(TH_PROBE, "membomb", "512"), 137, NULL);
 	char copy[4096];
 	(void)snprintf(copy, sizeof(copy), "%s", f->out.out);
 	char *save = NULL;
 	for (char *tok = strtok_r(copy, "\n", &save); tok; tok = strtok_r(NULL, "\n", &save)) {
 		long mib;
 		if (sscanf(tok, "TOUCHED %ld", &mib) == 1 && mib >= 64) {
-			show(f);
+			th_show(&f->out);
 			fail_msg("touched %ld MiB under a 64 MiB limit", mib);
 		}
 	}
-	f->record = th_record_load(rec);
 	assert_string_equal(th_json_str(f->record, "exit.reason"), "oom");
 	assert_int_equal((int)th_json_num(f->record, "exit.code"), 137);
 	assert_true(th_json_num(f->record, "resources.oom_kills") >= 1);
@@ -837,30 +696,24 @@ static void test_limit_memory(void **state)
 
 static void test_limit_nofile(void **state)
 {
-	struct fx *f = *state;
+	struct th_fx *f = *state;
 	/* Control: the default policy allows 100. */
 	probe_expect(f, TH_CMD(TH_PROBE, "nofile", "100"), 0, "OPENED 100\n");
 	char pol[PATH_MAX];
 	th_policy(&f->ws, "limits: { nofile: 64 }\n", pol);
-	struct th_opts o = ws_opts(f);
-	o.policy = pol;
-	run_with(f, &o, TH_CMD(TH_PROBE, "nofile", "100"));
+	struct th_opts o = th_fx_opts(f, pol);
+	th_fx_run(f, &o, TH_CMD(TH_PROBE, "nofile", "100"));
 	/* 64 descriptors, three of them stdin, stdout and stderr. */
-	expect(f, 1, "OPENED 61\nERR EMFILE 24\n");
+	th_fx_expect(f, 1, "OPENED 61\nERR EMFILE 24\n");
 }
 
 static void test_wall_timeout(void **state)
 {
-	struct fx *f = *state;
-	char rec[PATH_MAX];
-	th_aux_path(&f->ws, "record", rec);
-	struct th_opts o = ws_opts(f);
+	struct th_fx *f = *state;
+	struct th_opts o = th_fx_opts(f, NULL);
 	o.timeout = "1";
-	o.record = rec;
-	run_with(f, &o, TH_CMD(TH_PROBE, "sleep", "30"));
-	expect(f, 124, "");
+	th_fx_record_expect(f, &o, TH_CMD(TH_PROBE, "sleep", "30"), 124, "");
 	assert_in_range(f->out.elapsed_ms, 900, 5000);
-	f->record = th_record_load(rec);
 	assert_string_equal(th_json_str(f->record, "exit.reason"), "wall-timeout");
 	assert_int_equal((int)th_json_num(f->record, "exit.code"), 124);
 }
@@ -870,7 +723,7 @@ static void test_wall_timeout(void **state)
 
 static void test_exit_status(void **state)
 {
-	struct fx *f = *state;
+	struct th_fx *f = *state;
 	probe_expect(f, TH_CMD(TH_PROBE, "exit", "0"), 0, "");
 	probe_expect(f, TH_CMD(TH_PROBE, "exit", "3"), 3, "");
 	probe_expect(f, TH_CMD(TH_PROBE, "exit", "255"), 255, "");
@@ -878,30 +731,24 @@ static void test_exit_status(void **state)
 
 static void test_exit_signal(void **state)
 {
-	struct fx *f = *state;
+	struct th_fx *f = *state;
 	probe_expect(f, TH_CMD(TH_PROBE, "signal", "9"), 137, "");
-	char rec[PATH_MAX];
-	th_aux_path(&f->ws, "record", rec);
-	struct th_opts o = ws_opts(f);
-	o.record = rec;
-	run_with(f, &o, TH_CMD(TH_PROBE, "signal", "15"));
-	expect(f, 143, "");
-	f->record = th_record_load(rec);
+	th_fx_record_expect(f, NULL, TH_CMD(TH_PROBE, "signal", "15"), 143, "");
 	assert_string_equal(th_json_str(f->record, "exit.reason"), "signaled");
 	assert_int_equal((int)th_json_num(f->record, "exit.signal"), 15);
 }
 
 static void test_exit_not_found(void **state)
 {
-	struct fx *f = *state;
+	struct th_fx *f = *state;
 	probe_expect(f, TH_CMD("/workspace/no-such-file"), 127, "");
 	probe_expect(f, TH_CMD("warden-no-such-command"), 127, "");
 }
 
 static void test_exit_not_executable(void **state)
 {
-	struct fx *f = *state;
-	host_write(f, "script", "#!/bin/sh\nexit 0\n");
+	struct th_fx *f = *state;
+	th_ws_write(&f->ws, "script", "#!/bin/sh\nexit 0\n");
 	probe_expect(f, TH_CMD("/workspace/script"), 126, "");
 	/* A directory is found but cannot be executed either. */
 	probe_expect(f, TH_CMD("/workspace"), 126, "");
@@ -909,22 +756,21 @@ static void test_exit_not_executable(void **state)
 
 static void test_exit_bad_policy(void **state)
 {
-	struct fx *f = *state;
+	struct th_fx *f = *state;
 	char pol[PATH_MAX];
 	th_policy(&f->ws, "limits: { pids: banana }\n", pol);
-	struct th_opts o = ws_opts(f);
-	o.policy = pol;
-	run_with(f, &o, TH_CMD(TH_PROBE, "env"));
-	expect(f, 125, "");
+	struct th_opts o = th_fx_opts(f, pol);
+	th_fx_run(f, &o, TH_CMD(TH_PROBE, "env"));
+	th_fx_expect(f, 125, "");
 	if (!strstr(f->out.err, pol)) {
-		show(f);
+		th_show(&f->out);
 		fail_msg("the diagnostic does not name the policy file");
 	}
 	char missing[PATH_MAX];
 	th_aux_path(&f->ws, "missing", missing);
 	o.policy = missing;
-	run_with(f, &o, TH_CMD(TH_PROBE, "env"));
-	expect(f, 125, "");
+	th_fx_run(f, &o, TH_CMD(TH_PROBE, "env"));
+	th_fx_expect(f, 125, "");
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -932,7 +778,7 @@ static void test_exit_bad_policy(void **state)
 
 static void test_fds_closed(void **state)
 {
-	struct fx *f = *state;
+	struct th_fx *f = *state;
 	/* Leak two descriptors (no O_CLOEXEC) into warden. */
 	assert_int_equal(fcntl(7, F_GETFD), -1);
 	assert_int_equal(fcntl(8, F_GETFD), -1);
@@ -943,21 +789,46 @@ static void test_fds_closed(void **state)
 	assert_int_equal(dup2(fd, 7), 7);
 	assert_int_equal(dup2(fd, 8), 8);
 	(void)close(fd);
-	struct th_opts o = ws_opts(f);
+	struct th_opts o = th_fx_opts(f, NULL);
 	o.direct = true;
-	run_with(f, &o, TH_CMD(TH_PROBE, "fds"));
+	th_fx_run(f, &o, TH_CMD(TH_PROBE, "fds"));
 	const bool control = th_has_line(f->out.out, "7") && th_has_line(f->out.out, "8");
 	o.direct = false;
-	run_with(f, &o, TH_CMD(TH_PROBE, "fds"));
+	th_fx_run(f, &o, TH_CMD(TH_PROBE, "fds"));
 	(void)close(7);
 	(void)close(8);
-	expect(f, 0, "0\n1\n2\n");
+	th_fx_expect(f, 0, "0\n1\n2\n");
 	assert_true(control);
+}
+
+/*
+ * The last run printed (probe env) each of the n variables of want, and no other variable but
+ * PWD=/workspace.
+ */
+static void expect_env(const struct th_fx *f, const char *const *want, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!th_has_line(f->out.out, want[i])) {
+			th_show(&f->out);
+			fail_msg("missing %s", want[i]);
+		}
+	char copy[4096];
+	(void)snprintf(copy, sizeof(copy), "%s", f->out.out);
+	char *save = NULL;
+	for (char *tok = strtok_r(copy, "\n", &save); tok; tok = strtok_r(NULL, "\n", &save)) {
+		bool known = strcmp(tok, "PWD=/workspace") == 0;
+		for (size_t i = 0; i < n && !known; i++)
+			known = strcmp(tok, want[i]) == 0;
+		if (!known) {
+			th_show(&f->out);
+			fail_msg("unexpected variable %s", tok);
+		}
+	}
 }
 
 static void test_env_clean(void **state)
 {
-	struct fx *f = *state;
+	struct th_fx *f = *state;
 	static const char *const host_env[] = {
 		"TERM=xterm-warden-test", "SECRET_TOKEN=xyz-secret-token",
 		"AWS_SECRET_ACCESS_KEY=aws-secret-key-value", "HOME=/root", "USER=root",
@@ -968,36 +839,20 @@ static void test_env_clean(void **state)
 		"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/home/agent", "USER=agent",
 		"LOGNAME=agent", "LANG=C.UTF-8", "TERM=xterm-warden-test",
 	};
-	struct th_opts o = ws_opts(f);
+	struct th_opts o = th_fx_opts(f, NULL);
 	o.env = host_env;
 	o.direct = true;
-	run_with(f, &o, TH_CMD(TH_PROBE, "env"));
+	th_fx_run(f, &o, TH_CMD(TH_PROBE, "env"));
 	const bool control = th_has_line(f->out.out, "SECRET_TOKEN=xyz-secret-token");
 	o.direct = false;
-	run_with(f, &o, TH_CMD(TH_PROBE, "env"));
-	expect(f, 0, NULL);
+	th_fx_run(f, &o, TH_CMD(TH_PROBE, "env"));
+	th_fx_expect(f, 0, NULL);
 	assert_true(control);
 	if (strstr(f->out.out, "secret") || strstr(f->out.out, "SECRET")) {
-		show(f);
+		th_show(&f->out);
 		fail_msg("a secret reached the sandbox");
 	}
-	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
-		if (!th_has_line(f->out.out, want[i])) {
-			show(f);
-			fail_msg("missing %s", want[i]);
-		}
-	char copy[4096];
-	(void)snprintf(copy, sizeof(copy), "%s", f->out.out);
-	char *save = NULL;
-	for (char *tok = strtok_r(copy, "\n", &save); tok; tok = strtok_r(NULL, "\n", &save)) {
-		bool known = strcmp(tok, "PWD=/workspace") == 0;
-		for (size_t i = 0; i < sizeof(want) / sizeof(want[0]) && !known; i++)
-			known = strcmp(tok, want[i]) == 0;
-		if (!known) {
-			show(f);
-			fail_msg("unexpected variable %s", tok);
-		}
-	}
+	expect_env(f, want, sizeof(want) / sizeof(want[0]));
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -1005,9 +860,9 @@ static void test_env_clean(void **state)
 
 static void test_daemon_dies_with_run(void **state)
 {
-	struct fx *f = *state;
+	struct th_fx *f = *state;
 	th_marker("daemon", f->marker, sizeof(f->marker));
-	struct th_opts o = ws_opts(f);
+	struct th_opts o = th_fx_opts(f, NULL);
 	struct th_proc p;
 	assert_int_equal(th_spawn(&o, TH_CMD(TH_PROBE, "daemon", "1500", f->marker), &p), 0);
 	bool started = th_wait_stdout(&p, "DAEMON ", 10000);
@@ -1017,26 +872,36 @@ static void test_daemon_dies_with_run(void **state)
 	th_finish(&p, &f->out);
 	int after = th_count_procs(f->marker, NULL, 0);
 	if (!started || after != 0)
-		show(f);
+		th_show(&f->out);
 	assert_true(started);
 	assert_true(during >= 2);
-	expect(f, 0, NULL);
+	th_fx_expect(f, 0, NULL);
 	assert_int_equal(after, 0);
+}
+
+/*
+ * Starts `probe sleep SECS MARKER`, MARKER a fresh f->marker made from stem, and waits up to
+ * 5 s for the probe to show among the host's processes. Returns how many did (0 or 1).
+ */
+static int spawn_sleeper(struct th_fx *f, const char *stem, const char *secs, struct th_proc *p)
+{
+	th_marker(stem, f->marker, sizeof(f->marker));
+	struct th_opts o = th_fx_opts(f, NULL);
+	assert_int_equal(th_spawn(&o, TH_CMD(TH_PROBE, "sleep", secs, f->marker), p), 0);
+	int seen = 0;
+	for (int i = 0; i < 250 && !seen; i++) {
+		seen = th_count_procs(f->marker, "probe", p->pid);
+		if (!seen)
+			(void)usleep(20000);
+	}
+	return seen;
 }
 
 static void test_supervisor_killed(void **state)
 {
-	struct fx *f = *state;
-	th_marker("sleep", f->marker, sizeof(f->marker));
-	struct th_opts o = ws_opts(f);
+	struct th_fx *f = *state;
 	struct th_proc p;
-	assert_int_equal(th_spawn(&o, TH_CMD(TH_PROBE, "sleep", "120", f->marker), &p), 0);
-	int seen = 0;
-	for (int i = 0; i < 100 && !seen; i++) {
-		seen = th_count_procs(f->marker, "probe", p.pid);
-		if (!seen)
-			(void)usleep(50000);
-	}
+	int seen = spawn_sleeper(f, "sleep", "120", &p);
 	struct timespec t0, t1;
 	(void)clock_gettime(CLOCK_MONOTONIC, &t0);
 	(void)kill(p.pid, SIGKILL);
@@ -1074,16 +939,9 @@ static bool is_timestamp(const char *s)
 
 static void test_record_valid(void **state)
 {
-	struct fx *f = *state;
-	char rec[PATH_MAX], names[256];
-	th_aux_path(&f->ws, "record", rec);
-	struct th_opts o = ws_opts(f);
-	o.record = rec;
-	run_with(f, &o, TH_CMD(TH_PROBE, "exit", "3"));
-	expect(f, 3, "");
-	list_dir(rec, names, sizeof(names));
-	assert_string_equal(names, "record.json");
-	f->record = th_record_load(rec);
+	struct th_fx *f = *state;
+	th_fx_record_expect(f, NULL, TH_CMD(TH_PROBE, "exit", "3"), 3, "");
+	expect_names(f->record_dir, "record.json\n");
 	const cJSON *r = f->record;
 
 	assert_int_equal((int)th_json_num(r, "schema_version"), 1);
@@ -1130,22 +988,27 @@ static void test_record_valid(void **state)
 	assert_true(cJSON_IsNull(th_json_at(r, "violation")));
 }
 
+/* A run with --record dir (which warden must refuse: a symlink is involved) fails. */
+static void expect_record_refused(struct th_fx *f, const char *dir)
+{
+	struct th_opts o = th_fx_opts(f, NULL);
+	o.record = dir;
+	th_fx_run(f, &o, TH_CMD(TH_PROBE, "exit", "0"));
+	if (f->out.code == 0)
+		th_show(&f->out);
+	assert_int_not_equal(f->out.code, 0);
+}
+
 static void test_record_symlink_dir_refused(void **state)
 {
-	struct fx *f = *state;
-	char target[PATH_MAX], link[PATH_MAX], names[256], back[PATH_MAX];
+	struct th_fx *f = *state;
+	char target[PATH_MAX], link[PATH_MAX], back[PATH_MAX];
 	th_aux_path(&f->ws, "target", target);
 	th_aux_path(&f->ws, "link", link);
 	assert_int_equal(mkdir(target, 0755), 0);
 	assert_int_equal(symlink(target, link), 0);
-	struct th_opts o = ws_opts(f);
-	o.record = link;
-	run_with(f, &o, TH_CMD(TH_PROBE, "exit", "0"));
-	if (f->out.code == 0)
-		show(f);
-	assert_int_not_equal(f->out.code, 0);
-	list_dir(target, names, sizeof(names));
-	assert_string_equal(names, "");
+	expect_record_refused(f, link);
+	expect_names(target, "");
 	ssize_t n = readlink(link, back, sizeof(back) - 1);
 	assert_true(n > 0);
 	back[n] = '\0';
@@ -1155,15 +1018,12 @@ static void test_record_symlink_dir_refused(void **state)
 /* warden audit: every guarantee of the default policy holds, from both sides. */
 static void test_audit_default(void **state)
 {
-	struct fx *f = *state;
-	struct th_opts o = ws_opts(f);
+	struct th_fx *f = *state;
+	struct th_opts o = th_fx_opts(f, NULL);
 	o.subcommand = "audit";
 	o.hard_timeout_ms = 120000;
-	run_with(f, &o, TH_CMD("--json"));
-	expect(f, 0, NULL);
-	cJSON *root = cJSON_Parse(f->out.out);
-	assert_non_null(root);
-	f->record = root;
+	th_fx_run(f, &o, TH_CMD("--json"));
+	const cJSON *root = th_fx_expect_json(f);
 	assert_true(th_json_bool(root, "held"));
 	const cJSON *g = th_json_at(root, "guarantees");
 	assert_true(cJSON_IsArray(g));
@@ -1186,18 +1046,15 @@ static void test_audit_default(void **state)
 /* A policy that shares the network: the net guarantees are n/a, with the reason; exit 0. */
 static void test_audit_weakened(void **state)
 {
-	struct fx *f = *state;
+	struct th_fx *f = *state;
 	char pol[PATH_MAX];
 	th_policy(&f->ws, "namespaces: { net: false }\n", pol);
-	struct th_opts o = ws_opts(f);
+	struct th_opts o = th_fx_opts(f, NULL);
 	o.subcommand = "audit";
 	o.policy = pol;
 	o.hard_timeout_ms = 120000;
-	run_with(f, &o, TH_CMD("--json"));
-	expect(f, 0, NULL);
-	cJSON *root = cJSON_Parse(f->out.out);
-	assert_non_null(root);
-	f->record = root;
+	th_fx_run(f, &o, TH_CMD("--json"));
+	const cJSON *root = th_fx_expect_json(f);
 	const cJSON *g = th_json_at(root, "guarantees");
 	int na = 0;
 	for (int i = 0; i < cJSON_GetArraySize(g); i++) {
@@ -1215,46 +1072,32 @@ static void test_audit_weakened(void **state)
 /* warden doctor as root: every required check passes on this host. */
 static void test_doctor_root(void **state)
 {
-	struct fx *f = *state;
-	struct th_opts o = ws_opts(f);
+	struct th_fx *f = *state;
+	struct th_opts o = th_fx_opts(f, NULL);
 	o.subcommand = "doctor";
 	o.workspace = NULL;
-	run_with(f, &o, TH_CMD("--json"));
-	expect(f, 0, NULL);
-	cJSON *root = cJSON_Parse(f->out.out);
-	assert_non_null(root);
-	f->record = root;
+	th_fx_run(f, &o, TH_CMD("--json"));
+	const cJSON *root = th_fx_expect_json(f);
 	assert_true(th_json_bool(root, "ready"));
 	assert_string_equal(th_json_str(root, "mode"), "privileged");
 }
 
 static void test_record_symlink_file_refused(void **state)
 {
-	struct fx *f = *state;
-	char dir[PATH_MAX], victim[PATH_MAX], link[PATH_MAX + 16], names[256], buf[64] = "";
+	struct th_fx *f = *state;
+	char dir[PATH_MAX], victim[PATH_MAX], link[PATH_MAX + 16];
 	th_aux_path(&f->ws, "record", dir);
 	th_aux_path(&f->ws, "victim", victim);
 	assert_int_equal(mkdir(dir, 0755), 0);
 	assert_int_equal(th_write_file(victim, "victim\n"), 0);
 	(void)snprintf(link, sizeof(link), "%s/record.json", dir);
 	assert_int_equal(symlink(victim, link), 0);
-	struct th_opts o = ws_opts(f);
-	o.record = dir;
-	run_with(f, &o, TH_CMD(TH_PROBE, "exit", "0"));
-	if (f->out.code == 0)
-		show(f);
-	assert_int_not_equal(f->out.code, 0);
-	FILE *fp = fopen(victim, "re");
-	assert_non_null(fp);
-	size_t n = fread(buf, 1, sizeof(buf) - 1, fp);
-	(void)fclose(fp);
-	buf[n] = '\0';
-	assert_string_equal(buf, "victim\n");
+	expect_record_refused(f, dir);
+	th_expect_file(victim, "victim\n");
 	struct stat st;
 	assert_int_equal(lstat(link, &st), 0);
 	assert_true(S_ISLNK(st.st_mode));
-	list_dir(dir, names, sizeof(names));
-	assert_string_equal(names, "record.json");
+	expect_names(dir, "record.json\n");
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -1266,7 +1109,7 @@ static void tmpfs_statfs_line(unsigned long long bytes, char *out, size_t len)
 	(void)snprintf(out, len, "OK %lx %llu\n", (unsigned long)TMPFS_MAGIC, bytes);
 }
 
-static void expect_tmpfs_limited(struct fx *f, const char *dir)
+static void expect_tmpfs_limited(struct th_fx *f, const char *dir)
 {
 	char pol[PATH_MAX], file[PATH_MAX], want[64];
 	th_pathf(file, "%s/fill", dir);
@@ -1276,13 +1119,12 @@ static void expect_tmpfs_limited(struct fx *f, const char *dir)
 	probe_expect(f, TH_CMD(TH_PROBE, "statfs", dir), 0, want);
 
 	th_policy(&f->ws, "limits: { tmpfs: 8M }\n", pol);
-	struct th_opts o = ws_opts(f);
-	o.policy = pol;
-	run_with(f, &o, TH_CMD(TH_PROBE, "statfs", dir));
+	struct th_opts o = th_fx_opts(f, pol);
+	th_fx_run(f, &o, TH_CMD(TH_PROBE, "statfs", dir));
 	tmpfs_statfs_line(8ull << 20, want, sizeof(want));
-	expect(f, 0, want);
-	run_with(f, &o, TH_CMD(TH_PROBE, "fill", file, "16"));
-	expect(f, 1, "WROTE 8\nERR ENOSPC 28\n");
+	th_fx_expect(f, 0, want);
+	th_fx_run(f, &o, TH_CMD(TH_PROBE, "fill", file, "16"));
+	th_fx_expect(f, 1, "WROTE 8\nERR ENOSPC 28\n");
 }
 
 static void test_tmpfs_tmp_size(void **state)
@@ -1305,7 +1147,7 @@ static void test_tmpfs_shm_size(void **state)
 
 static void test_dev_contents(void **state)
 {
-	struct fx *f = *state;
+	struct th_fx *f = *state;
 	probe_expect(f, TH_CMD(TH_PROBE, "ls", "/dev"), 0,
 		     "fd\nfull\nnull\nptmx\npts\nrandom\nshm\nstderr\nstdin\nstdout\ntty\n"
 		     "urandom\nzero\n");
@@ -1313,15 +1155,14 @@ static void test_dev_contents(void **state)
 
 static void test_dev_null(void **state)
 {
-	struct fx *f = *state;
-	run(f, TH_CMD(TH_PROBE, "stat", "/dev/null"));
-	expect(f, 0, NULL);
+	struct th_fx *f = *state;
+	probe_expect(f, TH_CMD(TH_PROBE, "stat", "/dev/null"), 0, NULL);
 	char type[8] = "";
 	unsigned mode = 0, maj = 0, min = 0;
 	long long size = -1;
 	if (sscanf(f->out.out, "OK %7s %*u %*u %o %lld %u:%u", type, &mode, &size, &maj,
 		   &min) != 5) {
-		show(f);
+		th_show(&f->out);
 		fail_msg("cannot parse the stat line");
 	}
 	assert_string_equal(type, "chr");
@@ -1334,7 +1175,7 @@ static void test_dev_null(void **state)
 
 static void test_dev_readonly(void **state)
 {
-	struct fx *f = *state;
+	struct th_fx *f = *state;
 	/* Control: the sandbox user can create files below /dev, on the /dev/shm tmpfs. */
 	probe_expect(f, TH_CMD(TH_PROBE, "write", "/dev/shm/x"), 0, "OK 1\n");
 	probe_expect(f, TH_CMD(TH_PROBE, "write", "/dev/x"), 1, "ERR EROFS 30\n");
@@ -1343,7 +1184,7 @@ static void test_dev_readonly(void **state)
 
 static void test_dev_host_devices_absent(void **state)
 {
-	struct fx *f = *state;
+	struct th_fx *f = *state;
 	static const char *const devs[] = { "/dev/mem", "/dev/kmsg", "/dev/sda", "/dev/vda",
 					    "/dev/port", "/dev/console" };
 	int on_host = 0;
@@ -1361,7 +1202,7 @@ static void test_dev_host_devices_absent(void **state)
 
 static void test_hostname_default(void **state)
 {
-	struct fx *f = *state;
+	struct th_fx *f = *state;
 	/* The node name, then an empty domain name. */
 	probe_expect(f, TH_CMD(TH_PROBE, "hostname"), 0, "warden\n\n");
 	probe_expect(f, TH_CMD(TH_PROBE, "cat", "/etc/hostname"), 0, "warden\n");
@@ -1369,15 +1210,14 @@ static void test_hostname_default(void **state)
 
 static void test_hostname_policy(void **state)
 {
-	struct fx *f = *state;
+	struct th_fx *f = *state;
 	char pol[PATH_MAX];
 	th_policy(&f->ws, "hostname: box-42.test\n", pol);
-	struct th_opts o = ws_opts(f);
-	o.policy = pol;
-	run_with(f, &o, TH_CMD(TH_PROBE, "hostname"));
-	expect(f, 0, "box-42.test\n\n");
-	run_with(f, &o, TH_CMD(TH_PROBE, "cat", "/etc/hostname"));
-	expect(f, 0, "box-42.test\n");
+	struct th_opts o = th_fx_opts(f, pol);
+	th_fx_run(f, &o, TH_CMD(TH_PROBE, "hostname"));
+	th_fx_expect(f, 0, "box-42.test\n\n");
+	th_fx_run(f, &o, TH_CMD(TH_PROBE, "cat", "/etc/hostname"));
+	th_fx_expect(f, 0, "box-42.test\n");
 }
 
 /* The /etc/passwd lines (in text) whose uid field is uid, joined by '\n' into out. */
@@ -1403,7 +1243,7 @@ static void passwd_lines_for(const char *text, const char *uid, char *out, size_
 
 static void test_passwd_default_user(void **state)
 {
-	struct fx *f = *state;
+	struct th_fx *f = *state;
 	char lines[512];
 	probe_expect(f, TH_CMD(TH_PROBE, "cat", "/etc/passwd"), 0, NULL);
 	passwd_lines_for(f->out.out, "1000", lines, sizeof(lines));
@@ -1415,41 +1255,40 @@ static void test_passwd_default_user(void **state)
 
 static void test_user_policy(void **state)
 {
-	struct fx *f = *state;
+	struct th_fx *f = *state;
 	char pol[PATH_MAX], v[128], lines[512];
 	th_policy(&f->ws, "user: { uid: 1500, gid: 1600, name: bob }\n", pol);
-	struct th_opts o = ws_opts(f);
-	o.policy = pol;
-	run_with(f, &o, TH_CMD(TH_PROBE, "status"));
-	expect(f, 0, NULL);
+	struct th_opts o = th_fx_opts(f, pol);
+	th_fx_run(f, &o, TH_CMD(TH_PROBE, "status"));
+	th_fx_expect(f, 0, NULL);
 	assert_true(th_status_field(f->out.out, "Uid", v, sizeof(v)));
 	assert_string_equal(v, "1500\t1500\t1500\t1500");
 	assert_true(th_status_field(f->out.out, "Gid", v, sizeof(v)));
 	assert_string_equal(v, "1600\t1600\t1600\t1600");
 
-	run_with(f, &o, TH_CMD(TH_PROBE, "env"));
-	expect(f, 0, NULL);
+	th_fx_run(f, &o, TH_CMD(TH_PROBE, "env"));
+	th_fx_expect(f, 0, NULL);
 	if (!th_has_line(f->out.out, "HOME=/home/bob") || !th_has_line(f->out.out, "USER=bob") ||
 	    !th_has_line(f->out.out, "LOGNAME=bob")) {
-		show(f);
+		th_show(&f->out);
 		fail_msg("the environment does not name bob");
 	}
 
-	run_with(f, &o, TH_CMD(TH_PROBE, "cat", "/etc/passwd"));
-	expect(f, 0, NULL);
+	th_fx_run(f, &o, TH_CMD(TH_PROBE, "cat", "/etc/passwd"));
+	th_fx_expect(f, 0, NULL);
 	passwd_lines_for(f->out.out, "1500", lines, sizeof(lines));
 	assert_string_equal(lines, "bob:x:1500:1600:bob:/home/bob:/bin/sh");
 	passwd_lines_for(f->out.out, "1000", lines, sizeof(lines));
 	assert_string_equal(lines, "");
 
 	/* The home tmpfs belongs to bob. */
-	run_with(f, &o, TH_CMD(TH_PROBE, "stat", "/home/bob"));
+	th_fx_run(f, &o, TH_CMD(TH_PROBE, "stat", "/home/bob"));
 	if (strncmp(f->out.out, "OK dir 1500 1600 0700 ", 22) != 0) {
-		show(f);
+		th_show(&f->out);
 		fail_msg("/home/bob is not bob's private directory");
 	}
-	run_with(f, &o, TH_CMD(TH_PROBE, "write", "/home/bob/x"));
-	expect(f, 0, "OK 1\n");
+	th_fx_run(f, &o, TH_CMD(TH_PROBE, "write", "/home/bob/x"));
+	th_fx_expect(f, 0, "OK 1\n");
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -1480,7 +1319,7 @@ static void proc_net_dev_names(const char *text, char *out, size_t len)
 
 static void test_net_only_lo(void **state)
 {
-	struct fx *f = *state;
+	struct th_fx *f = *state;
 	/* Control: run directly, the probe lists every host interface. */
 	struct if_nameindex *host = if_nameindex();
 	assert_non_null(host);
@@ -1488,10 +1327,10 @@ static void test_net_only_lo(void **state)
 	for (struct if_nameindex *i = host; i->if_index; i++)
 		n_host++;
 	if_freenameindex(host);
-	struct th_opts o = ws_opts(f);
+	struct th_opts o = th_fx_opts(f, NULL);
 	o.direct = true;
-	run_with(f, &o, TH_CMD(TH_PROBE, "ifaces"));
-	expect(f, 0, NULL);
+	th_fx_run(f, &o, TH_CMD(TH_PROBE, "ifaces"));
+	th_fx_expect(f, 0, NULL);
 	int n_direct = 0;
 	for (const char *p = f->out.out; (p = strchr(p, '\n')); p++)
 		n_direct++;
@@ -1506,7 +1345,7 @@ static void test_net_only_lo(void **state)
 
 static void test_net_loopback_works(void **state)
 {
-	struct fx *f = *state;
+	struct th_fx *f = *state;
 	probe_expect(f, TH_CMD(TH_PROBE, "loopback"), 0, "OK 1\n");
 }
 
@@ -1530,14 +1369,14 @@ static int id_lock_state(unsigned id)
 
 static void test_concurrent_host_ids(void **state)
 {
-	struct fx *f = *state;
+	struct th_fx *f = *state;
 	th_marker("ids", f->marker, sizeof(f->marker));
 	char rec[2][PATH_MAX];
 	struct th_proc p[2];
 	struct th_out out[2];
 	for (int i = 0; i < 2; i++) {
 		th_aux_path(&f->ws, "record", rec[i]);
-		struct th_opts o = ws_opts(f);
+		struct th_opts o = th_fx_opts(f, NULL);
 		o.record = rec[i];
 		int r = th_spawn(&o, TH_CMD(TH_PROBE, "sleep", "30", f->marker), &p[i]);
 		assert_int_equal(r, 0);
@@ -1604,7 +1443,7 @@ static void test_concurrent_host_ids(void **state)
 
 static void test_env_policy(void **state)
 {
-	struct fx *f = *state;
+	struct th_fx *f = *state;
 	static const char *const host_env[] = { "MY_TOKEN=secret123", "OTHER_TOKEN=other456",
 						"FOO=from-host", NULL };
 	/* set replaces the default's list, pass too; set wins over pass for FOO. */
@@ -1615,36 +1454,21 @@ static void test_env_policy(void **state)
 	};
 	char pol[PATH_MAX];
 	th_policy(&f->ws, "env: { set: [FOO=bar], pass: [MY_TOKEN, FOO] }\n", pol);
-	struct th_opts o = ws_opts(f);
+	struct th_opts o = th_fx_opts(f, NULL);
 	o.env = host_env;
 	o.policy = pol;
 	o.direct = true;
-	run_with(f, &o, TH_CMD(TH_PROBE, "env"));
+	th_fx_run(f, &o, TH_CMD(TH_PROBE, "env"));
 	const bool control = th_has_line(f->out.out, "OTHER_TOKEN=other456") &&
 			     th_has_line(f->out.out, "FOO=from-host");
 	o.direct = false;
-	run_with(f, &o, TH_CMD(TH_PROBE, "env"));
-	expect(f, 0, NULL);
+	th_fx_run(f, &o, TH_CMD(TH_PROBE, "env"));
+	th_fx_expect(f, 0, NULL);
 	assert_true(control);
-	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
-		if (!th_has_line(f->out.out, want[i])) {
-			show(f);
-			fail_msg("missing %s", want[i]);
-		}
-	char copy[4096];
-	(void)snprintf(copy, sizeof(copy), "%s", f->out.out);
-	char *save = NULL;
+	expect_env(f, want, sizeof(want) / sizeof(want[0]));
 	int n = 0;
-	for (char *tok = strtok_r(copy, "\n", &save); tok; tok = strtok_r(NULL, "\n", &save)) {
-		bool known = strcmp(tok, "PWD=/workspace") == 0;
-		for (size_t i = 0; i < sizeof(want) / sizeof(want[0]) && !known; i++)
-			known = strcmp(tok, want[i]) == 0;
-		if (!known) {
-			show(f);
-			fail_msg("unexpected variable %s", tok);
-		}
-		n += !strncmp(tok, "FOO=", 4);
-	}
+	for (const char *p = f->out.out; (p = strstr(p, "FOO=")); p++)
+		n += p == f->out.out || p[-1] == '\n';
 	assert_int_equal(n, 1);
 }
 
@@ -1653,41 +1477,35 @@ static void test_env_policy(void **state)
 
 static void test_limit_fsize(void **state)
 {
-	struct fx *f = *state;
+	struct th_fx *f = *state;
 	/* Control: the default fsize (16 GiB) takes 2 MiB. */
 	probe_expect(f, TH_CMD(TH_PROBE, "fill", "/workspace/big", "2"), 0, "WROTE 2\nOK 0\n");
 	char pol[PATH_MAX], p[PATH_MAX];
 	th_policy(&f->ws, "limits: { fsize: 1M }\n", pol);
-	struct th_opts o = ws_opts(f);
-	o.policy = pol;
-	run_with(f, &o, TH_CMD(TH_PROBE, "fill", "/workspace/big", "2"));
+	struct th_opts o = th_fx_opts(f, pol);
+	th_fx_run(f, &o, TH_CMD(TH_PROBE, "fill", "/workspace/big", "2"));
 	/* The kernel raises SIGXFSZ (blocked by the probe) and the write fails with EFBIG. */
-	expect(f, 1, "WROTE 1\nSIGXFSZ\nERR EFBIG 27\n");
+	th_fx_expect(f, 1, "WROTE 1\nSIGXFSZ\nERR EFBIG 27\n");
 	struct stat st;
-	ws_path(f, "big", p);
+	th_ws_path(&f->ws, "big", p);
 	assert_int_equal(lstat(p, &st), 0);
 	assert_int_equal(st.st_size, 1 << 20);
 }
 
 static void test_limit_pids_record(void **state)
 {
-	struct fx *f = *state;
-	char pol[PATH_MAX], rec[PATH_MAX];
+	struct th_fx *f = *state;
+	char pol[PATH_MAX];
 	th_policy(&f->ws, "limits: { pids: 32 }\n", pol);
-	th_aux_path(&f->ws, "record", rec);
-	struct th_opts o = ws_opts(f);
-	o.policy = pol;
-	o.record = rec;
-	run_with(f, &o, TH_CMD(TH_PROBE, "forkbomb", "200"));
+	struct th_opts o = th_fx_opts(f, pol);
 	/* forkbomb ends by SIGKILLing its process group, itself included. */
-	expect(f, 128 + SIGKILL, NULL);
+	th_fx_record_expect(f, &o, TH_CMD(TH_PROBE, "forkbomb", "200"), 128 + SIGKILL, NULL);
 	long forked = -1;
 	if (sscanf(f->out.out, "FORKED %ld", &forked) != 1) {
-		show(f);
+		th_show(&f->out);
 		fail_msg("no FORKED line");
 	}
 	assert_in_range(forked, 1, 31);
-	f->record = th_record_load(rec);
 	assert_true(th_json_num(f->record, "resources.pids_limit_hits") >= 1);
 	assert_string_equal(th_json_str(f->record, "exit.reason"), "pids-limit");
 	assert_int_equal((int)th_json_num(f->record, "exit.code"), 128 + SIGKILL);
@@ -1700,19 +1518,11 @@ static void test_limit_pids_record(void **state)
 
 static void test_stale_placeholders_collected(void **state)
 {
-	struct fx *f = *state;
+	struct th_fx *f = *state;
 	static const char *const protected_top[] = { ".git", ".gitmodules", ".envrc", ".vscode",
 						     ".idea", ".devcontainer" };
-	th_marker("stale", f->marker, sizeof(f->marker));
-	struct th_opts o = ws_opts(f);
 	struct th_proc p;
-	assert_int_equal(th_spawn(&o, TH_CMD(TH_PROBE, "sleep", "30", f->marker), &p), 0);
-	int seen = 0;
-	for (int i = 0; i < 200 && !seen; i++) {
-		seen = th_count_procs(f->marker, "probe", p.pid);
-		if (!seen)
-			(void)usleep(20000);
-	}
+	int seen = spawn_sleeper(f, "stale", "30", &p);
 	(void)kill(p.pid, SIGKILL); /* warden only; the sandbox dies with it */
 	th_out_done(&f->out);
 	th_finish(&p, &f->out);
@@ -1729,7 +1539,7 @@ static void test_stale_placeholders_collected(void **state)
 	for (size_t i = 0; i < sizeof(protected_top) / sizeof(protected_top[0]); i++) {
 		char path[PATH_MAX];
 		struct stat st;
-		ws_path(f, protected_top[i], path);
+		th_ws_path(&f->ws, protected_top[i], path);
 		if (lstat(path, &st) < 0)
 			fail_msg("no placeholder %s after the SIGKILL", protected_top[i]);
 		assert_true(S_ISREG(st.st_mode));
@@ -1737,11 +1547,8 @@ static void test_stale_placeholders_collected(void **state)
 		assert_int_equal(st.st_mode & 07777, 0444);
 	}
 
-	run(f, TH_CMD(TH_PROBE, "exit", "0"));
-	expect(f, 0, "");
-	char names[1024];
-	list_dir(f->ws.dir, names, sizeof(names));
-	assert_string_equal(names, "probe");
+	probe_expect(f, TH_CMD(TH_PROBE, "exit", "0"), 0, "");
+	expect_names(f->ws.dir, "probe\n");
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -1749,10 +1556,10 @@ static void test_stale_placeholders_collected(void **state)
 
 static void test_exec_script(void **state)
 {
-	struct fx *f = *state;
+	struct th_fx *f = *state;
 	char p[PATH_MAX];
-	host_write(f, "script", "#!/bin/sh\necho \"script $# $1\"\nexit 7\n");
-	ws_path(f, "script", p);
+	th_ws_write(&f->ws, "script", "#!/bin/sh\necho \"script $# $1\"\nexit 7\n");
+	th_ws_path(&f->ws, "script", p);
 	assert_int_equal(chmod(p, 0755), 0);
 	probe_expect(f, TH_CMD("/workspace/script", "a b"), 7, "script 1 a b\n");
 	probe_expect(f, TH_CMD("sh", "-c", "exit 5"), 5, "");
@@ -1764,16 +1571,16 @@ static void test_exec_script(void **state)
 
 static void test_stdin_passes_through(void **state)
 {
-	struct fx *f = *state;
+	struct th_fx *f = *state;
 	int pfd[2];
 	assert_int_equal(pipe2(pfd, O_CLOEXEC), 0);
 	assert_int_equal(write(pfd[1], "hello\n", 6), 6);
 	(void)close(pfd[1]);
-	struct th_opts o = ws_opts(f);
+	struct th_opts o = th_fx_opts(f, NULL);
 	o.stdin_fd = pfd[0];
-	run_with(f, &o, TH_CMD(TH_PROBE, "cat"));
+	th_fx_run(f, &o, TH_CMD(TH_PROBE, "cat"));
 	(void)close(pfd[0]);
-	expect(f, 0, "hello\n");
+	th_fx_expect(f, 0, "hello\n");
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -1786,11 +1593,7 @@ static void test_stdin_passes_through(void **state)
 
 int main(void)
 {
-	if (!th_fully_privileged())
-		th_cannot_run("needs root with CAP_SYS_ADMIN in the initial user namespace, so "
-			      "that warden runs in privileged mode");
-	if (!th_userns_available(0, 0))
-		th_cannot_run("user namespaces are not available");
+	th_require_privileged();
 	(void)th_warden();
 	(void)th_probe();
 

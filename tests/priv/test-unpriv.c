@@ -10,11 +10,9 @@
  * namespaces for the user, or when the user cannot execute the build, the program exits 77,
  * or fails under SBX_TEST_MUST_WORK=1.
  */
-#include <errno.h>
 #include <libgen.h>
 #include <linux/magic.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
@@ -29,7 +27,6 @@
 #include "harness.h"
 
 #define NOBODY 65534u
-#define ZERO_CAPS "0000000000000000"
 #define NO_CGROUP_POLICY "unsafe: [no-cgroup]\n"
 
 /* Who warden runs as, decided once in main. */
@@ -39,102 +36,48 @@ static struct {
 	gid_t gid;
 } user;
 
-struct fx {
-	struct th_ws ws;
-	struct th_out out;
-	cJSON *record;
-};
-
+/* The workspace belongs to the user warden runs as. */
 static int fx_setup(void **state)
 {
-	struct fx *f = calloc(1, sizeof(*f));
-	if (!f)
-		return -1;
-	int r = th_ws_new(&f->ws, user.uid, user.gid);
-	if (r < 0) {
-		print_error("create a workspace: %s\n", strerror(-r));
-		free(f);
-		return -1;
-	}
-	*state = f;
-	return 0;
+	return th_fx_setup(state, sizeof(struct th_fx), user.uid, user.gid);
 }
 
-static int fx_teardown(void **state)
+/* Options running as the unprivileged user, under policy_yaml (NULL: the default policy). */
+static struct th_opts user_opts(struct th_fx *f, const char *policy_yaml, char *pol)
 {
-	struct fx *f = *state;
-	th_out_done(&f->out);
-	cJSON_Delete(f->record);
-	th_ws_remove(&f->ws);
-	free(f);
-	return 0;
-}
-
-static void show(const struct fx *f)
-{
-	print_error("warden exit %d after %llu ms\n--- stdout ---\n%s--- stderr ---\n%s---\n",
-		    f->out.code, (unsigned long long)f->out.elapsed_ms, f->out.out, f->out.err);
-}
-
-static void expect(const struct fx *f, int code, const char *out)
-{
-	if (f->out.code != code || (out && strcmp(f->out.out, out) != 0))
-		show(f);
-	assert_int_equal(f->out.code, code);
-	if (out)
-		assert_string_equal(f->out.out, out);
-}
-
-/* Runs cmd as the unprivileged user; policy NULL: the default; record may be NULL. */
-static void run(struct fx *f, const char *policy_yaml, const char *record,
-		const char *const *cmd)
-{
-	char pol[PATH_MAX];
-	struct th_opts o = {
-		.workspace = f->ws.dir,
-		.record = record,
-		.as_user = user.via_setpriv,
-		.uid = user.uid,
-		.gid = user.gid,
-	};
+	struct th_opts o = th_fx_opts(f, NULL);
+	o.as_user = user.via_setpriv;
+	o.uid = user.uid;
+	o.gid = user.gid;
 	if (policy_yaml) {
 		th_policy(&f->ws, policy_yaml, pol);
 		o.policy = pol;
 	}
-	th_out_done(&f->out);
-	th_run(&o, cmd, &f->out);
+	return o;
+}
+
+/* Runs cmd as the unprivileged user (see user_opts), then th_fx_expect. */
+static void run_expect(struct th_fx *f, const char *policy_yaml, const char *const *cmd, int code,
+		       const char *out)
+{
+	char pol[PATH_MAX];
+	struct th_opts o = user_opts(f, policy_yaml, pol);
+	th_fx_run_expect(f, &o, cmd, code, out);
 }
 
 static void test_unpriv_identity(void **state)
 {
-	struct fx *f = *state;
-	run(f, NO_CGROUP_POLICY, NULL, TH_CMD(TH_PROBE, "status"));
-	expect(f, 0, NULL);
-	static const char *const zero[] = { "CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb" };
-	char v[128];
-	for (size_t i = 0; i < sizeof(zero) / sizeof(zero[0]); i++) {
-		if (!th_status_field(f->out.out, zero[i], v, sizeof(v)))
-			fail_msg("no %s line in:\n%s", zero[i], f->out.out);
-		assert_string_equal(v, ZERO_CAPS);
-	}
-	assert_true(th_status_field(f->out.out, "NoNewPrivs", v, sizeof(v)));
-	assert_string_equal(v, "1");
-	assert_true(th_status_field(f->out.out, "Seccomp", v, sizeof(v)));
-	assert_string_equal(v, "2");
-	assert_true(th_status_field(f->out.out, "Uid", v, sizeof(v)));
-	assert_string_equal(v, "1000\t1000\t1000\t1000");
-	assert_true(th_status_field(f->out.out, "Gid", v, sizeof(v)));
-	assert_string_equal(v, "1000\t1000\t1000\t1000");
+	struct th_fx *f = *state;
+	run_expect(f, NO_CGROUP_POLICY, TH_CMD(TH_PROBE, "status"), 0, NULL);
+	th_fx_expect_sandbox_user(f);
 }
 
 static void test_unpriv_record(void **state)
 {
-	struct fx *f = *state;
-	char rec[PATH_MAX];
-	th_aux_path(&f->ws, "record", rec);
-	run(f, NO_CGROUP_POLICY, rec, TH_CMD(TH_PROBE, "exit", "0"));
-	expect(f, 0, "");
-	f->record = th_record_load(rec);
+	struct th_fx *f = *state;
+	char pol[PATH_MAX];
+	struct th_opts o = user_opts(f, NO_CGROUP_POLICY, pol);
+	th_fx_record_expect(f, &o, TH_CMD(TH_PROBE, "exit", "0"), 0, "");
 	const cJSON *r = f->record;
 	assert_string_equal(th_json_str(r, "sandbox.mode"), "unprivileged");
 	assert_int_equal((unsigned)th_json_num(r, "sandbox.host_uid"), user.uid);
@@ -151,8 +94,8 @@ static void test_unpriv_record(void **state)
 	assert_true(th_json_bool(r, "identity.checked"));
 	assert_true(th_json_bool(r, "identity.held"));
 	assert_int_equal((unsigned)th_json_num(r, "identity.uid"), user.uid);
-	assert_string_equal(th_json_str(r, "identity.CapEff"), ZERO_CAPS);
-	assert_string_equal(th_json_str(r, "identity.CapBnd"), ZERO_CAPS);
+	assert_string_equal(th_json_str(r, "identity.CapEff"), TH_ZERO_CAPS);
+	assert_string_equal(th_json_str(r, "identity.CapBnd"), TH_ZERO_CAPS);
 	assert_int_equal((int)th_json_num(r, "identity.NoNewPrivs"), 1);
 	assert_int_equal((int)th_json_num(r, "identity.Seccomp"), 2);
 	static const char *const ns[] = { "user", "pid", "mnt", "net", "uts", "ipc" };
@@ -166,12 +109,11 @@ static void test_unpriv_record(void **state)
 
 static void test_unpriv_workspace_owner(void **state)
 {
-	struct fx *f = *state;
-	run(f, NO_CGROUP_POLICY, NULL, TH_CMD(TH_PROBE, "write", "/workspace/new"));
-	expect(f, 0, "OK 1\n");
+	struct th_fx *f = *state;
+	run_expect(f, NO_CGROUP_POLICY, TH_CMD(TH_PROBE, "write", "/workspace/new"), 0, "OK 1\n");
 	char p[PATH_MAX];
 	struct stat st;
-	th_pathf(p, "%s/new", f->ws.dir);
+	th_ws_path(&f->ws, "new", p);
 	assert_int_equal(lstat(p, &st), 0);
 	assert_int_equal(st.st_uid, user.uid);
 	assert_int_equal(st.st_gid, user.gid);
@@ -179,9 +121,9 @@ static void test_unpriv_workspace_owner(void **state)
 
 static void test_unpriv_seccomp_active(void **state)
 {
-	struct fx *f = *state;
-	run(f, NO_CGROUP_POLICY, NULL, TH_CMD(TH_PROBE, "syscall", "unshare-user"));
-	expect(f, 1, "ERR EPERM 1\n");
+	struct th_fx *f = *state;
+	run_expect(f, NO_CGROUP_POLICY, TH_CMD(TH_PROBE, "syscall", "unshare-user"), 1,
+		   "ERR EPERM 1\n");
 }
 
 /*
@@ -219,22 +161,21 @@ static bool own_cgroup_writable(void)
 
 static void test_unpriv_needs_cgroup_optout(void **state)
 {
-	struct fx *f = *state;
+	struct th_fx *f = *state;
 	/* 65534 owns no cgroup; another user might. */
 	if (!user.via_setpriv && own_cgroup_writable()) {
 		print_message("this user can create cgroups; there is nothing to refuse\n");
 		skip();
 	}
-	run(f, NULL, NULL, TH_CMD(TH_PROBE, "exit", "0"));
-	expect(f, 125, "");
+	run_expect(f, NULL, TH_CMD(TH_PROBE, "exit", "0"), 125, "");
 	if (!strstr(f->out.err, "cgroup")) {
-		show(f);
+		th_show(&f->out);
 		fail_msg("the refusal does not mention cgroup");
 	}
 }
 
 /* A test named after its function, without the "test_" prefix. */
-#define T(fn) { &#fn[5], fn, fx_setup, fx_teardown, NULL }
+#define T(fn) { &#fn[5], fn, fx_setup, th_fx_teardown, NULL }
 
 int main(void)
 {
