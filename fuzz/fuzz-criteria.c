@@ -33,14 +33,7 @@
 #include <string.h>
 
 #include "criteria.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define CHECK(x)                          \
-	do {                              \
-		if (!(x))                 \
-			__builtin_trap(); \
-	} while (0)
+#include "fuzz-util.h"
 
 #define CRIT_FUZZ_MAX_INPUT 65536u
 #define CRIT_FUZZ_SPLIT	    "\n#%spec\n"

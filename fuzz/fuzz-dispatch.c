@@ -41,20 +41,13 @@
 #include <unistd.h>
 
 #include "channel.h"
+#include "fuzz-util.h"
+#include "fuzz-wire.h"
 #include "wire.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define CHECK(x)                        \
-	do {                            \
-		if (!(x))               \
-			__builtin_trap(); \
-	} while (0)
 
 #define MAX_RECORDS 16u
 #define DISPATCH_MAX_INPUT (MAX_RECORDS * (3u + 65535u))
-#define HELLO_LEN (WIRE_NONCE_LEN + 82u)
-#define EXITED_LEN 29u
+#define HELLO_LEN (WIRE_NONCE_LEN + FUZZ_IDENTITY_LEN)
 
 #define REC_SEAL 0x01u
 #define REC_BAD_SEQ 0x02u
@@ -155,7 +148,7 @@ static bool permitted(uint8_t type, enum sup_chan_state s, enum sup_chan_state *
 		return s == SUP_CHAN_READY;
 	case WIRE_EXITED:
 		*next = SUP_CHAN_DONE;
-		*min = *max = EXITED_LEN;
+		*min = *max = FUZZ_EXITED_LEN;
 		return s == SUP_CHAN_READY || s == SUP_CHAN_RUNNING;
 	case WIRE_EVENT:
 		*next = s;

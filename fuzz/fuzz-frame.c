@@ -26,20 +26,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz-util.h"
+#include "fuzz-wire.h"
 #include "wire.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define CHECK(x)                        \
-	do {                            \
-		if (!(x))               \
-			__builtin_trap(); \
-	} while (0)
 
 /* Room for a payload one page over the limit, so wire_seal's -EMSGSIZE is reachable. */
 #define FRAME_MAX_INPUT (10 + WIRE_MAX_PAYLOAD + 4096)
-#define IDENTITY_LEN 82u
-#define EXITED_LEN 29u
 
 static const uint8_t fuzz_key[WIRE_KEY_LEN] = {
 	0x66, 0x75, 0x7a, 0x7a, 0x2d, 0x66, 0x72, 0x61, 0x6d, 0x65, 0x2d, 0x6b, 0x65, 0x79, 0x00, 0x01,
@@ -56,17 +48,6 @@ static struct wire_mac *fixed_mac(void)
 		mac = wire_mac_new(fuzz_key);
 	CHECK(mac);
 	return mac;
-}
-
-static bool same_identity(const struct wire_identity *a, const struct wire_identity *b)
-{
-	bool same = a->pid == b->pid && a->cap_inh == b->cap_inh && a->cap_prm == b->cap_prm &&
-		    a->cap_eff == b->cap_eff && a->cap_bnd == b->cap_bnd &&
-		    a->cap_amb == b->cap_amb && a->no_new_privs == b->no_new_privs &&
-		    a->seccomp == b->seccomp && a->seccomp_filters == b->seccomp_filters;
-	for (int i = 0; i < 4; i++)
-		same = same && a->uid[i] == b->uid[i] && a->gid[i] == b->gid[i];
-	return same;
 }
 
 static bool same_exited(const struct wire_exited *a, const struct wire_exited *b)
@@ -89,7 +70,7 @@ static void check_exited(const uint8_t *p, size_t len)
 		CHECK(!memcmp(&e, &untouched, sizeof(e)));
 		return;
 	}
-	CHECK(len == EXITED_LEN && wire_done(&r));
+	CHECK(len == FUZZ_EXITED_LEN && wire_done(&r));
 	switch (e.how) {
 	case WIRE_EXIT_CODE:
 		CHECK(e.code >= 0 && e.code <= 255);
@@ -126,14 +107,14 @@ static size_t check_identity(const uint8_t *p, size_t len)
 	if (ret < 0)
 		return 0;
 	size_t used = len - r.len;
-	CHECK(used == IDENTITY_LEN);
+	CHECK(used == FUZZ_IDENTITY_LEN);
 	CHECK(id.no_new_privs <= 1 && id.seccomp <= 2);
 	struct wire_wr w;
 	wire_wr_init(&w, reenc, sizeof(reenc));
 	CHECK(wire_put_identity(&w, &id));
 	CHECK(w.len == used && !memcmp(reenc, p, used));
 	wire_rd_init(&r, reenc, w.len);
-	CHECK(wire_get_identity(&r, &id2) == 0 && wire_done(&r) && same_identity(&id, &id2));
+	CHECK(wire_get_identity(&r, &id2) == 0 && wire_done(&r) && fuzz_same_identity(&id, &id2));
 	return used;
 }
 

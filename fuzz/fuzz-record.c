@@ -30,14 +30,7 @@
 #include <cjson/cJSON.h>
 
 #include "evrecord.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define CHECK(x)                        \
-	do {                            \
-		if (!(x))               \
-			__builtin_trap(); \
-	} while (0)
+#include "fuzz-util.h"
 
 #define WHY_LEN 512u
 #define WHY_SHORT 24u

@@ -19,29 +19,11 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "fuzz-util.h"
+#include "fuzz-wire.h"
 #include "wire.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define CHECK(x)                        \
-	do {                            \
-		if (!(x))               \
-			__builtin_trap(); \
-	} while (0)
-
 #define STATUS_MAX_INPUT 65536u
-#define IDENTITY_LEN 82u
-
-static bool same_identity(const struct wire_identity *a, const struct wire_identity *b)
-{
-	bool same = a->pid == b->pid && a->cap_inh == b->cap_inh && a->cap_prm == b->cap_prm &&
-		    a->cap_eff == b->cap_eff && a->cap_bnd == b->cap_bnd &&
-		    a->cap_amb == b->cap_amb && a->no_new_privs == b->no_new_privs &&
-		    a->seccomp == b->seccomp && a->seccomp_filters == b->seccomp_filters;
-	for (int i = 0; i < 4; i++)
-		same = same && a->uid[i] == b->uid[i] && a->gid[i] == b->gid[i];
-	return same;
-}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -66,19 +48,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		CHECK(depth == 777);
 		return 0;
 	}
-	CHECK(same_identity(&id, &again));
+	CHECK(fuzz_same_identity(&id, &again));
 	CHECK(depth >= 1 && depth <= 64);
 	CHECK(id.no_new_privs <= 1);
 	CHECK(id.seccomp <= 2);
 
-	uint8_t buf[IDENTITY_LEN];
+	uint8_t buf[FUZZ_IDENTITY_LEN];
 	struct wire_wr w;
 	wire_wr_init(&w, buf, sizeof(buf));
-	CHECK(wire_put_identity(&w, &id) && w.len == IDENTITY_LEN);
+	CHECK(wire_put_identity(&w, &id) && w.len == FUZZ_IDENTITY_LEN);
 	struct wire_rd rd;
 	struct wire_identity decoded;
 	wire_rd_init(&rd, buf, w.len);
 	CHECK(wire_get_identity(&rd, &decoded) == 0 && wire_done(&rd));
-	CHECK(same_identity(&id, &decoded));
+	CHECK(fuzz_same_identity(&id, &decoded));
 	return 0;
 }

@@ -15,8 +15,7 @@
 #include <unistd.h>
 
 #include "cleanup.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+#include "fuzz-util.h"
 
 #define REPLAY_MAX_BYTES (4u * 1024u * 1024u)
 

@@ -20,6 +20,7 @@
 
 #include "cleanup.h"
 #include "corpus-util.h"
+#include "io-util.h"
 #include "policy.h"
 
 #define MAX_CASES 1024
@@ -58,8 +59,8 @@ static int read_file(const char *dir, const char *name, size_t max, char **out, 
 	_cleanup_free_ char *path = NULL;
 	_cleanup_free_ char *buf = NULL;
 	_cleanup_close_ int fd = -1;
-	size_t got = 0;
 	struct stat st;
+	int n;
 
 	if (asprintf(&path, "%s/%s", dir, name) < 0)
 		return -ENOMEM;
@@ -73,21 +74,11 @@ static int read_file(const char *dir, const char *name, size_t max, char **out, 
 	buf = malloc(max + 1);
 	if (!buf)
 		return -ENOMEM;
-	for (;;) {
-		ssize_t n = read(fd, buf + got, max + 1 - got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			break;
-		got += (size_t)n;
-		if (got > max)
-			return -E2BIG;
-	}
-	buf[got] = '\0';
+	n = io_read_fd(fd, buf, max + 1);
+	if (n < 0)
+		return n == -EFBIG ? -E2BIG : n; /* the parsers' word for "too big" */
 	*out = TAKE_PTR(buf);
-	*out_len = got;
+	*out_len = (size_t)n;
 	return 0;
 }
 

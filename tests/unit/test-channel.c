@@ -217,6 +217,15 @@ static void expect_ok(struct fixture *f, enum sup_chan_state want)
 	assert_true(f->ch.recv_seq == f->send_seq);
 }
 
+/* The worker closes its end: the next read reports the close, and it is no violation. */
+static void wrk_close_expect_reset(struct fixture *f)
+{
+	assert_int_equal(close(f->wrk_fd), 0);
+	f->wrk_fd = -1;
+	assert_int_equal(sup_channel_recv(&f->ch), -ECONNRESET);
+	assert_false(f->ch.violated);
+}
+
 static void wrk_expect_go(struct fixture *f)
 {
 	uint8_t none[1];
@@ -372,10 +381,7 @@ static void test_happy_path(void **state)
 	assert_true(f->ch.send_seq == 2);
 
 	/* The worker exits: the channel reports the close, and it is no violation. */
-	assert_int_equal(close(f->wrk_fd), 0);
-	f->wrk_fd = -1;
-	assert_int_equal(sup_channel_recv(&f->ch), -ECONNRESET);
-	assert_false(f->ch.violated);
+	wrk_close_expect_reset(f);
 	assert_int_equal(f->ch.state, SUP_CHAN_DONE);
 }
 
@@ -895,10 +901,7 @@ static void test_scm_rights_empty_datagram(void **state)
 static void test_closed_channel(void **state)
 {
 	struct fixture *f = *state;
-	assert_int_equal(close(f->wrk_fd), 0);
-	f->wrk_fd = -1;
-	assert_int_equal(sup_channel_recv(&f->ch), -ECONNRESET);
-	assert_false(f->ch.violated);
+	wrk_close_expect_reset(f);
 	assert_int_equal(sup_channel_recv(&f->ch), -ECONNRESET);
 	assert_int_equal(f->ch.state, SUP_CHAN_HANDSHAKE);
 }
@@ -907,10 +910,7 @@ static void test_closed_mid_session(void **state)
 {
 	struct fixture *f = *state;
 	drive_to(f, SUP_CHAN_RUNNING);
-	assert_int_equal(close(f->wrk_fd), 0);
-	f->wrk_fd = -1;
-	assert_int_equal(sup_channel_recv(&f->ch), -ECONNRESET);
-	assert_false(f->ch.violated);
+	wrk_close_expect_reset(f);
 	assert_int_equal(f->ch.state, SUP_CHAN_RUNNING);
 }
 

@@ -6,7 +6,6 @@
  * judging command outcomes. Criteria are parsed from task YAML, as the runner gets them;
  * what the parser refuses (an invalid regex, an escaping path) is patched in by hand.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -28,6 +27,7 @@
 #include "cleanup.h"
 #include "criteria.h"
 #include "task.h"
+#include "unit-util.h"
 
 #define TASK_PATH "/t/task.yaml"
 #define HEAD	  "schema_version: 1\ntask_id: t1\nagent: {run: [agent]}\ncriteria:\n  - "
@@ -40,32 +40,6 @@ struct ws {
 };
 
 /* ---- fixture ---- */
-
-static void rm_rf_at(int dfd, const char *name)
-{
-	struct stat st;
-	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		return;
-	if (S_ISDIR(st.st_mode)) {
-		int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (fd >= 0) {
-			(void)fchmod(fd, 0700);
-			DIR *d = fdopendir(fd);
-			if (d) {
-				struct dirent *de;
-				while ((de = readdir(d)))
-					if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
-						rm_rf_at(dirfd(d), de->d_name);
-				(void)closedir(d);
-			} else {
-				(void)close(fd);
-			}
-		}
-		(void)unlinkat(dfd, name, AT_REMOVEDIR);
-	} else {
-		(void)unlinkat(dfd, name, 0);
-	}
-}
 
 static int ws_setup(void **state)
 {
@@ -90,7 +64,7 @@ static int ws_setup(void **state)
 static int ws_teardown(void **state)
 {
 	struct ws *w = *state;
-	rm_rf_at(AT_FDCWD, w->dir);
+	unit_rm_rf_at(AT_FDCWD, w->dir);
 	(void)close(w->fd);
 	free(w);
 	return 0;
@@ -114,16 +88,12 @@ static void put_str(struct ws *w, const char *name, const char *text)
 /* A task with one criterion, written as YAML (one flow mapping or block). */
 static struct pol_task *task_of(const char *criterion)
 {
-	_cleanup_free_ char *y = NULL;
+	_cleanup_free_ char *y = unit_fmt(HEAD "%s\n", criterion);
 	struct pol_task *t = NULL;
 	struct pol_diag d;
 	memset(&d, 0, sizeof(d));
-	assert_true(asprintf(&y, HEAD "%s\n", criterion) >= 0);
 	int r = pol_task_parse(TASK_PATH, y, strlen(y), NULL, NULL, &t, &d);
-	if (r != 0)
-		print_error("task does not parse: %s:%u:%u: %s\n", d.file, d.line, d.column,
-			    d.message);
-	assert_int_equal(r, 0);
+	unit_assert_parsed(r, &d);
 	return t;
 }
 

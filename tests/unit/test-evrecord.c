@@ -119,6 +119,15 @@ static char *json(const char *s)
 	return out;
 }
 
+/* s, which the caller owns, with every " turned back into ': json() undone in place. */
+static char *unjson(char *s)
+{
+	for (char *p = s; *p; p++)
+		if (*p == '"')
+			*p = '\'';
+	return s;
+}
+
 /* base with its one occurrence of from replaced by to (both in ' notation), as JSON. */
 static char *mutate_from(const char *base, const char *from, const char *to)
 {
@@ -206,6 +215,24 @@ static void accepted(const char *from, const char *to)
 	accepted_text(text);
 }
 
+/* One edit of the full record for check_edits(): from replaced by to, as in mutate(). */
+struct edit {
+	const char *from;
+	const char *to;
+	const char *msg; /* what the refusal's message holds; NULL: the record is accepted */
+};
+
+/* Each edit of the full record is refused with a message holding its msg, or accepted. */
+static void check_edits(const struct edit *e, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (e[i].msg)
+			refused(e[i].from, e[i].to, e[i].msg);
+		else
+			accepted(e[i].from, e[i].to);
+	}
+}
+
 /* ------------------------------------------------------------------------------------------ */
 
 static void test_full_record(void **state)
@@ -275,94 +302,122 @@ static void test_free_null(void **state)
 
 static void test_accepted_variants(void **state)
 {
+	static const struct edit edits[] = {
+		/* Whitespace, key order, escapes and UTF-8 are the writer's business. */
+		{ "'kind': 'warden-eval-run',", "'kind':\t\r\n'\\u0077arden-eval-run',", NULL },
+		{ "'details': '/count is 3'",
+		  "'details': '/count \\u00e9 \\ud83d\\ude00 \xc3\xa9 \\n'",
+		  NULL },
+		{ "'host': { 'kernel': '6.1.0-26-amd64', 'mode': 'privileged', 'cgroup_version': 2 }",
+		  "'host': { 'cgroup_version': 2, 'mode': 'privileged', 'kernel': '6.1.0-26-amd64' }", NULL },
+		/* Integers: the largest, and exponent forms with whole values. */
+		{ "'duration_ms': 5000,", "'duration_ms': 9007199254740991,", NULL },
+		{ "'duration_ms': 5000,", "'duration_ms': 5e3,", NULL },
+		{ "'duration_ms': 5000,", "'duration_ms': 5000.0,", NULL },
+		/* Optional identity.failure when the identity did not hold. */
+		{ "'checked': true, 'held': true,",
+		  "'checked': true, 'held': false, 'failure': 'uid is not the sandbox\\u0027s host uid',", NULL },
+		/* A weight with three decimals. */
+		{ "'weight': 4.5,", "'weight': 0.125,", NULL },
+		{ "'weakenings': ['share-net']", "'weakenings': []", NULL },
+		{ "'weakenings': ['share-net']",
+		  "'weakenings': ['no-cgroup', 'io_uring', 'bind-host-root', 'bind-container-socket', "
+		  "'bind-kernel-fs', 'share-net', 'share-uts', 'share-ipc', 'share-cgroup', "
+		  "'keep-capabilities']", NULL },
+		{ "'signal': null,\n     'detail': 'agent said goodbye'",
+		  "'signal': null,\n     'detail': null", NULL },
+		{ "'uid': 100000,", "'uid': 4294967295,", NULL },
+		{ "'created_at': '2026-11-29T12:00:00Z'", "'created_at': '2024-02-29T23:59:59Z'",
+		  NULL },
+	};
 	(void)state;
-	/* Whitespace, key order, escapes and UTF-8 are the writer's business. */
-	accepted("'kind': 'warden-eval-run',", "'kind':\t\r\n'\\u0077arden-eval-run',");
-	accepted("'details': '/count is 3'", "'details': '/count \\u00e9 \\ud83d\\ude00 \xc3\xa9 \\n'");
-	accepted("'host': { 'kernel': '6.1.0-26-amd64', 'mode': 'privileged', 'cgroup_version': 2 }",
-		 "'host': { 'cgroup_version': 2, 'mode': 'privileged', 'kernel': '6.1.0-26-amd64' }");
-	/* Integers: the largest, and exponent forms with whole values. */
-	accepted("'duration_ms': 5000,", "'duration_ms': 9007199254740991,");
-	accepted("'duration_ms': 5000,", "'duration_ms': 5e3,");
-	accepted("'duration_ms': 5000,", "'duration_ms': 5000.0,");
+	check_edits(edits, ELEMENTSOF(edits));
 	/* Output longer than the cap, stamped. */
 	_cleanup_free_ char *capped = mutate("'bytes': 120, 'kept': 120, 'truncated': false",
 					     "'bytes': 121, 'kept': 120, 'truncated': true");
 	_cleanup_free_ char *stamped = mutate_from(capped, "\"stamps\": [],", "'stamps': ['agent_output_truncated'],");
 	accepted_text(stamped);
-	/* Optional identity.failure when the identity did not hold. */
-	accepted("'checked': true, 'held': true,",
-		 "'checked': true, 'held': false, 'failure': 'uid is not the sandbox\\u0027s host uid',");
-	/* A weight with three decimals. */
-	accepted("'weight': 4.5,", "'weight': 0.125,");
-	accepted("'weakenings': ['share-net']", "'weakenings': []");
-	accepted("'weakenings': ['share-net']",
-		 "'weakenings': ['no-cgroup', 'io_uring', 'bind-host-root', 'bind-container-socket', "
-		 "'bind-kernel-fs', 'share-net', 'share-uts', 'share-ipc', 'share-cgroup', "
-		 "'keep-capabilities']");
-	accepted("'signal': null,\n     'detail': 'agent said goodbye'",
-		 "'signal': null,\n     'detail': null");
-	accepted("'uid': 100000,", "'uid': 4294967295,");
-	accepted("'created_at': '2026-11-29T12:00:00Z'", "'created_at': '2024-02-29T23:59:59Z'");
 }
 
 static void test_unknown_keys(void **state)
 {
+	static const struct edit edits[] = {
+		{ "'grades': 1,", "'grades': 1, 'extra': 1,", "record: unknown key 'extra'" },
+		{ "'file': 'agent.stdout',", "'file': 'agent.stdout', 'mode': 'x',",
+		  "phases.agent.stdout: unknown key 'mode'" },
+		{ "'log': 'grade.log'", "'log': 'grade.log', 'by2': 1",
+		  "phases.grade: unknown key 'by2'" },
+		{ "'nspid_depth': 2,", "'nspid_depth': 2, 'Pid': 7,",
+		  "identity: unknown key 'Pid'" },
+		{ "'details': '/count is 3',", "'details': '/count is 3', 'Details': '',",
+		  "criteria[0]: unknown key 'Details'" },
+		/* Unprintable keys are escaped and capped in the message. */
+		{ "'grades': 1,", "'grades': 1, '\\u001b[31mred\\u0007': 1,",
+		  "record: unknown key '\\x1b[31mred\\x07'" },
+		{ "'grades': 1,",
+		  "'grades': 1, 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx': 1,",
+		  "unknown key '" "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx...'" },
+	};
 	(void)state;
-	refused("'grades': 1,", "'grades': 1, 'extra': 1,", "record: unknown key 'extra'");
-	refused("'file': 'agent.stdout',", "'file': 'agent.stdout', 'mode': 'x',",
-		"phases.agent.stdout: unknown key 'mode'");
-	refused("'log': 'grade.log'", "'log': 'grade.log', 'by2': 1", "phases.grade: unknown key 'by2'");
-	refused("'nspid_depth': 2,", "'nspid_depth': 2, 'Pid': 7,", "identity: unknown key 'Pid'");
-	refused("'details': '/count is 3',", "'details': '/count is 3', 'Details': '',",
-		"criteria[0]: unknown key 'Details'");
-	/* Unprintable keys are escaped and capped in the message. */
-	refused("'grades': 1,", "'grades': 1, '\\u001b[31mred\\u0007': 1,",
-		"record: unknown key '\\x1b[31mred\\x07'");
-	refused("'grades': 1,",
-		"'grades': 1, 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx': 1,",
-		"unknown key '" "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx...'");
+	check_edits(edits, ELEMENTSOF(edits));
 }
 
 static void test_missing_keys(void **state)
 {
+	static const struct edit edits[] = {
+		{ " 'grades': 1,\n", "", "grades: missing (expected 0..1000000)" },
+		{ "'cgroup_emptied': true, ", "",
+		  "phases.reap.cgroup_emptied: missing (expected true or false)" },
+		{ "'exit_code': 3, ", "",
+		  "phases.agent.exit_code: missing (expected 0..255 or null)" },
+		{ "'CapAmb': " CAP0 ", ", "", "identity.CapAmb: missing" },
+		{ "'separate': false", "'separat': false",
+		  "identity.namespaces.net: unknown key 'separat'" },
+		{ "'grade': { 'status': 'ok', 'by': 'eval', 'started_at': '2026-11-29T12:00:08Z',\n"
+		  "     'duration_ms': 350, 'log': 'grade.log' },\n",
+		  "", "phases.grade: missing" },
+	};
 	(void)state;
-	refused(" 'grades': 1,\n", "", "grades: missing (expected 0..1000000)");
-	refused("'cgroup_emptied': true, ", "", "phases.reap.cgroup_emptied: missing (expected true or false)");
-	refused("'exit_code': 3, ", "", "phases.agent.exit_code: missing (expected 0..255 or null)");
-	refused("'CapAmb': " CAP0 ", ", "", "identity.CapAmb: missing");
-	refused("'separate': false", "'separat': false", "identity.namespaces.net: unknown key 'separat'");
-	refused("'grade': { 'status': 'ok', 'by': 'eval', 'started_at': '2026-11-29T12:00:08Z',\n"
-		"     'duration_ms': 350, 'log': 'grade.log' },\n",
-		"", "phases.grade: missing");
+	check_edits(edits, ELEMENTSOF(edits));
 	refused_text("{}", "schema_version: missing (expected 1)");
 }
 
 static void test_duplicate_keys(void **state)
 {
+	static const struct edit edits[] = {
+		{ "'grades': 1,", "'grades': 1, 'grades': 1,", "grades: duplicate key" },
+		{ "'score': 1,\n", "'score': 1, 'score': null,\n", "score: duplicate key" },
+		{ "'file': 'agent.stderr',", "'file': 'agent.stderr', 'file': 'agent.stderr',",
+		  "phases.agent.stderr.file: duplicate key" },
+		{ "'checked': true,", "'checked': true, 'checked': true,",
+		  "identity.checked: duplicate key" },
+	};
 	(void)state;
-	refused("'grades': 1,", "'grades': 1, 'grades': 1,", "grades: duplicate key");
-	refused("'score': 1,\n", "'score': 1, 'score': null,\n", "score: duplicate key");
-	refused("'file': 'agent.stderr',", "'file': 'agent.stderr', 'file': 'agent.stderr',",
-		"phases.agent.stderr.file: duplicate key");
-	refused("'checked': true,", "'checked': true, 'checked': true,", "identity.checked: duplicate key");
+	check_edits(edits, ELEMENTSOF(edits));
 }
 
 static void test_wrong_types(void **state)
 {
+	static const struct edit edits[] = {
+		{ "'grades': 1,", "'grades': '1',",
+		  "grades: a string is not an integer (expected 0..1000000)" },
+		{ "'grades': 1,", "'grades': true,", "grades: a boolean is not an integer" },
+		{ "'grades': 1,", "'grades': null,",
+		  "grades: null is not allowed (expected 0..1000000)" },
+		{ "'cgroup_emptied': true", "'cgroup_emptied': 1",
+		  "phases.reap.cgroup_emptied: a number is not a boolean" },
+		{ "'stamps': [],", "'stamps': {},", "stamps: an object is not an array" },
+		{ "'stamps': [],", "'stamps': [1],", "stamps[0]: a number is not a string" },
+		{ "'run_id': 'report.v2-20261129T120000Z-1a2b3c4d',", "'run_id': null,",
+		  "run_id: null is not allowed" },
+		{ "'reap': {", "'reap': [], 'x': {", "phases: unknown key 'x'" },
+		{ "'reap': { 'status': 'ok', 'cgroup_emptied': true, 'duration_ms': 3 }", "'reap': []",
+		  "phases.reap: an array is not an object (expected phases.reap)" },
+		{ "'score': 1,\n", "'score': '1',\n",
+		  "score: a string is not a number (expected a number 0..1 or null)" },
+	};
 	(void)state;
-	refused("'grades': 1,", "'grades': '1',", "grades: a string is not an integer (expected 0..1000000)");
-	refused("'grades': 1,", "'grades': true,", "grades: a boolean is not an integer");
-	refused("'grades': 1,", "'grades': null,", "grades: null is not allowed (expected 0..1000000)");
-	refused("'cgroup_emptied': true", "'cgroup_emptied': 1", "phases.reap.cgroup_emptied: a number is not a boolean");
-	refused("'stamps': [],", "'stamps': {},", "stamps: an object is not an array");
-	refused("'stamps': [],", "'stamps': [1],", "stamps[0]: a number is not a string");
-	refused("'run_id': 'report.v2-20261129T120000Z-1a2b3c4d',", "'run_id': null,",
-		"run_id: null is not allowed");
-	refused("'reap': {", "'reap': [], 'x': {", "phases: unknown key 'x'");
-	refused("'reap': { 'status': 'ok', 'cgroup_emptied': true, 'duration_ms': 3 }", "'reap': []",
-		"phases.reap: an array is not an object (expected phases.reap)");
-	refused("'score': 1,\n", "'score': '1',\n", "score: a string is not a number (expected a number 0..1 or null)");
+	check_edits(edits, ELEMENTSOF(edits));
 	refused_text("[]", "record: an array is not an object (expected the record)");
 	refused_text("null", "record: null is not allowed");
 	refused_text("\"x\"", "record: a string is not an object");
@@ -370,143 +425,194 @@ static void test_wrong_types(void **state)
 
 static void test_integer_ranges(void **state)
 {
+	static const struct edit edits[] = {
+		{ "'exit_code': 3,", "'exit_code': 256,",
+		  "phases.agent.exit_code: 256 is out of range (expected 0..255 or null)" },
+		{ "'exit_code': 3,", "'exit_code': -1,",
+		  "phases.agent.exit_code: -1 is out of range" },
+		{ "'exit_code': 3, 'signal': null,", "'exit_code': 3, 'signal': 0,",
+		  "phases.agent.signal: 0 is out of range (expected 1..64 or null)" },
+		{ "'exit_code': 3, 'signal': null,", "'exit_code': 3, 'signal': 65,",
+		  "phases.agent.signal: 65 is out of range" },
+		{ "'duration_ms': 412,", "'duration_ms': -1,",
+		  "phases.setup.duration_ms: -1 is out of range" },
+		{ "'duration_ms': 345,", "'duration_ms': -5,",
+		  "criteria[1].run.duration_ms: -5 is out of range" },
+		{ "'duration_ms': 411,", "'duration_ms': 9007199254740992,",
+		  "phases.setup.steps[0].duration_ms: 9007199254740992 is out of range (expected 0..9007199254740991)" },
+		{ "'duration_ms': 5000,", "'duration_ms': 9007199254740993,",
+		  "phases.agent.duration_ms: 9007199254740992 is out of range" },
+		{ "'duration_ms': 5000,", "'duration_ms': 1e300,",
+		  "phases.agent.duration_ms: 1e+300 is out of range" },
+		{ "'duration_ms': 5000,", "'duration_ms': -0,",
+		  "phases.agent.duration_ms: -0 is out of range" },
+		{ "'duration_ms': 5000,", "'duration_ms': 1.5,",
+		  "phases.agent.duration_ms: 1.5 is not an integer (expected 0..9007199254740991)" },
+		{ "'duration_ms': 5000,", "'duration_ms': 5e-1,",
+		  "phases.agent.duration_ms: 0.5 is not an integer" },
+		{ "'exit_code': 3,", "'exit_code': 3.25,",
+		  "phases.agent.exit_code: 3.25 is not an integer" },
+		{ "'schema_version': 1,", "'schema_version': 2,",
+		  "schema_version: 2 is not supported (expected 1)" },
+		{ "'schema_version': 1,", "'schema_version': 1.5,",
+		  "schema_version: 1.5 is not supported" },
+		{ "'schema_version': 1,", "'schema_version': '1',",
+		  "schema_version: a string is not an integer" },
+		{ "'cgroup_version': 2", "'cgroup_version': 3",
+		  "host.cgroup_version: 3 is out of range (expected 0..2)" },
+		{ "'grades': 1,", "'grades': 1000001,", "grades: 1000001 is out of range" },
+		{ "'uid': 100000,", "'uid': 4294967296,",
+		  "identity.uid: 4294967296 is out of range" },
+		{ "'NoNewPrivs': 1,", "'NoNewPrivs': 2,",
+		  "identity.NoNewPrivs: 2 is out of range (expected 0..1)" },
+		{ "'Seccomp': 2,", "'Seccomp': 3,",
+		  "identity.Seccomp: 3 is out of range (expected 0..2)" },
+		{ "'nspid_depth': 2,", "'nspid_depth': 0,",
+		  "identity.nspid_depth: 0 is out of range (expected 1..64)" },
+		{ "'bytes': 7, 'kept': 7,", "'bytes': 7, 'kept': -7,",
+		  "phases.agent.stderr.kept: -7 is out of range" },
+	};
 	(void)state;
-	refused("'exit_code': 3,", "'exit_code': 256,",
-		"phases.agent.exit_code: 256 is out of range (expected 0..255 or null)");
-	refused("'exit_code': 3,", "'exit_code': -1,", "phases.agent.exit_code: -1 is out of range");
-	refused("'exit_code': 3, 'signal': null,", "'exit_code': 3, 'signal': 0,",
-		"phases.agent.signal: 0 is out of range (expected 1..64 or null)");
-	refused("'exit_code': 3, 'signal': null,", "'exit_code': 3, 'signal': 65,",
-		"phases.agent.signal: 65 is out of range");
-	refused("'duration_ms': 412,", "'duration_ms': -1,", "phases.setup.duration_ms: -1 is out of range");
-	refused("'duration_ms': 345,", "'duration_ms': -5,", "criteria[1].run.duration_ms: -5 is out of range");
-	refused("'duration_ms': 411,", "'duration_ms': 9007199254740992,",
-		"phases.setup.steps[0].duration_ms: 9007199254740992 is out of range (expected 0..9007199254740991)");
-	refused("'duration_ms': 5000,", "'duration_ms': 9007199254740993,",
-		"phases.agent.duration_ms: 9007199254740992 is out of range");
-	refused("'duration_ms': 5000,", "'duration_ms': 1e300,", "phases.agent.duration_ms: 1e+300 is out of range");
-	refused("'duration_ms': 5000,", "'duration_ms': -0,", "phases.agent.duration_ms: -0 is out of range");
-	refused("'duration_ms': 5000,", "'duration_ms': 1.5,",
-		"phases.agent.duration_ms: 1.5 is not an integer (expected 0..9007199254740991)");
-	refused("'duration_ms': 5000,", "'duration_ms': 5e-1,", "phases.agent.duration_ms: 0.5 is not an integer");
-	refused("'exit_code': 3,", "'exit_code': 3.25,", "phases.agent.exit_code: 3.25 is not an integer");
-	refused("'schema_version': 1,", "'schema_version': 2,", "schema_version: 2 is not supported (expected 1)");
-	refused("'schema_version': 1,", "'schema_version': 1.5,", "schema_version: 1.5 is not supported");
-	refused("'schema_version': 1,", "'schema_version': '1',", "schema_version: a string is not an integer");
-	refused("'cgroup_version': 2", "'cgroup_version': 3", "host.cgroup_version: 3 is out of range (expected 0..2)");
-	refused("'grades': 1,", "'grades': 1000001,", "grades: 1000001 is out of range");
-	refused("'uid': 100000,", "'uid': 4294967296,", "identity.uid: 4294967296 is out of range");
-	refused("'NoNewPrivs': 1,", "'NoNewPrivs': 2,", "identity.NoNewPrivs: 2 is out of range (expected 0..1)");
-	refused("'Seccomp': 2,", "'Seccomp': 3,", "identity.Seccomp: 3 is out of range (expected 0..2)");
-	refused("'nspid_depth': 2,", "'nspid_depth': 0,", "identity.nspid_depth: 0 is out of range (expected 1..64)");
-	refused("'bytes': 7, 'kept': 7,", "'bytes': 7, 'kept': -7,", "phases.agent.stderr.kept: -7 is out of range");
+	check_edits(edits, ELEMENTSOF(edits));
 }
 
 static void test_numbers(void **state)
 {
+	static const struct edit edits[] = {
+		{ "'score': 1,\n", "'score': 1.01,\n",
+		  "score: 1.01 is out of range (expected a number 0..1 or null)" },
+		{ "'score': 1,\n", "'score': -0.5,\n", "score: -0.5 is out of range" },
+		{ "'weight': 2,", "'weight': 1000000.5,",
+		  "criteria[0].weight: 1000000.5 is out of range" },
+		{ "'weight': 2,", "'weight': -1,", "criteria[0].weight: -1 is out of range" },
+		{ "'weight': 2,", "'weight': 0.0001,",
+		  "criteria[0].weight: 0.0001 has more than 3 decimals" },
+		{ "'pass_threshold': 0.5,", "'pass_threshold': 1.5,",
+		  "criteria[1].pass_threshold: 1.5 is out of range (expected a number 0..1 with at most 3 decimals)" },
+		{ "'score': 0, 'passed': false,", "'score': 2, 'passed': false,",
+		  "criteria[2].score: 2 is out of range (expected a number 0..1 or null)" },
+	};
 	(void)state;
-	refused("'score': 1,\n", "'score': 1.01,\n", "score: 1.01 is out of range (expected a number 0..1 or null)");
-	refused("'score': 1,\n", "'score': -0.5,\n", "score: -0.5 is out of range");
-	refused("'weight': 2,", "'weight': 1000000.5,", "criteria[0].weight: 1000000.5 is out of range");
-	refused("'weight': 2,", "'weight': -1,", "criteria[0].weight: -1 is out of range");
-	refused("'weight': 2,", "'weight': 0.0001,", "criteria[0].weight: 0.0001 has more than 3 decimals");
-	refused("'pass_threshold': 0.5,", "'pass_threshold': 1.5,",
-		"criteria[1].pass_threshold: 1.5 is out of range (expected a number 0..1 with at most 3 decimals)");
-	refused("'score': 0, 'passed': false,", "'score': 2, 'passed': false,",
-		"criteria[2].score: 2 is out of range (expected a number 0..1 or null)");
+	check_edits(edits, ELEMENTSOF(edits));
 }
 
 static void test_strings(void **state)
 {
+	static const struct edit edits[] = {
+		/* digests */
+		{ "'digest': '" D64A "'", "'digest': 'sha256:0123456789ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef'",
+		  "task.digest: 'sha256:0123456789ABCDEF0123456789abcdef0123456789abcdef01234...' is not a digest (expected sha256: and 64 lowercase hex digits)" },
+		{ "'digest': '" D64B "'", "'digest': 'sha256:0123'",
+		  "policy.digest: 'sha256:0123' is not a digest" },
+		{ "'digest': '" D64B "'", "'digest': 'sha512:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef'",
+		  "policy.digest: 'sha512:" },
+		{ "'digest': '" D64B "'", "'digest': '" D64B "0'",
+		  "policy.digest: 'sha256:fedcba9876543210fedcba9876543210fedcba9876543210fedcb...' is not a digest" },
+		/* times */
+		{ "'created_at': '2026-11-29T12:00:00Z'", "'created_at': '2026-11-29 12:00:00Z'",
+		  "created_at: '2026-11-29 12:00:00Z' is not a UTC time (expected YYYY-MM-DDTHH:MM:SSZ" },
+		{ "'updated_at': '2026-11-29T12:00:09Z'", "'updated_at': '2026-11-29T12:00:09.123Z'",
+		  "updated_at: '2026-11-29T12:00:09.123Z' is not a UTC time (expected YYYY-MM-DDTHH:MM:SSZ, RFC 3339 in UTC)" },
+		{ "'updated_at': '2026-11-29T12:00:09Z'", "'updated_at': '2026-11-29T12:00:09+00:00'",
+		  "updated_at: '2026-11-29T12:00:09+00:00' is not a UTC time" },
+		{ "'created_at': '2026-11-29T12:00:00Z'", "'created_at': '2026-02-29T12:00:00Z'",
+		  "created_at: '2026-02-29T12:00:00Z' is not a UTC time" },
+		{ "'created_at': '2026-11-29T12:00:00Z'", "'created_at': '2026-11-29T24:00:00Z'",
+		  "is not a UTC time" },
+		{ "'created_at': '2026-11-29T12:00:00Z'", "'created_at': '2026-11-29T12:00:60Z'",
+		  "is not a UTC time" },
+		{ "'created_at': '2026-11-29T12:00:00Z'", "'created_at': '2026-11-29t12:00:00z'",
+		  "is not a UTC time" },
+		{ "'created_at': '2026-11-29T12:00:00Z'", "'created_at': '2026-13-01T12:00:00Z'",
+		  "is not a UTC time" },
+		{ "'created_at': '2026-11-29T12:00:00Z'", "'created_at': '2026-1a-01T12:00:00Z'",
+		  "is not a UTC time" },
+		{ "'started_at': '2026-11-29T12:00:02Z'", "'started_at': ''",
+		  "phases.agent.started_at: an empty string is not allowed" },
+		{ "'started_at': '2026-11-29T12:00:08Z',\n     'duration_ms': 350",
+		  "'started_at': 'yesterday',\n     'duration_ms': 350", "phases.grade.started_at: 'yesterday' is not a UTC time" },
+		/* task id, run_id */
+		{ "'id': 'report.v2'", "'id': '-report'", "task.id: '-report' is not a task id" },
+		{ "'id': 'report.v2'", "'id': 'a/b'", "task.id: 'a/b' is not a task id" },
+		{ "'id': 'report.v2'",
+		  "'id': 'a1234567890123456789012345678901234567890123456789012345678901234'",
+		  "task.id: 'a12345678901234567890123456789012345678901234567890123456789...' is not a task id (expected 1 to 64 of" },
+		{ "'run_id': 'report.v2-20261129T120000Z-1a2b3c4d'", "'run_id': 'report.v2/../x'",
+		  "run_id: 'report.v2/../x' is not a plain name" },
+		{ "'run_id': 'report.v2-20261129T120000Z-1a2b3c4d'", "'run_id': '..'",
+		  "run_id: '..' is not a plain name" },
+		{ "'run_id': 'report.v2-20261129T120000Z-1a2b3c4d'", "'run_id': '.report.v2-20261129T120000Z-1a2b3c4d'",
+		  "is not a plain name" },
+		{ "'run_id': 'report.v2-20261129T120000Z-1a2b3c4d'", "'run_id': 'other-20261129T120000Z-1a2b3c4d'",
+		  "run_id: 'other-20261129T120000Z-1a2b3c4d' is not the run folder of task 'report.v2'" },
+		{ "'run_id': 'report.v2-20261129T120000Z-1a2b3c4d'", "'run_id': 'report.v2x-20261129T120000Z-1a2b3c4d'",
+		  "is not the run folder of task 'report.v2'" },
+		{ "'run_id': 'report.v2-20261129T120000Z-1a2b3c4d'", "'run_id': 'report.v2-20261129T120000Z-1A2B3C4D'",
+		  "is not the run folder" },
+		{ "'run_id': 'report.v2-20261129T120000Z-1a2b3c4d'", "'run_id': 'report.v2-20261329T120000Z-1a2b3c4d'",
+		  "is not the run folder" },
+		{ "'run_id': 'report.v2-20261129T120000Z-1a2b3c4d'", "'run_id': 'report.v2-20261129T120000Z-1a2b3c4d5'",
+		  "is not the run folder" },
+		{ "'run_id': 'report.v2-20261129T120000Z-1a2b3c4d'", "'run_id': 'report.v2'",
+		  "is not the run folder" },
+		/* task.source */
+		{ "'source': '/home/me/tasks/report/task.yaml'", "'source': 'tasks/report/task.yaml'",
+		  "task.source: 'tasks/report/task.yaml' is not an absolute, normalised file path" },
+		{ "'source': '/home/me/tasks/report/task.yaml'", "'source': '/home/me/../etc/task.yaml'",
+		  "is not an absolute, normalised file path" },
+		{ "'source': '/home/me/tasks/report/task.yaml'", "'source': '/home/me/./task.yaml'",
+		  "is not an absolute" },
+		{ "'source': '/home/me/tasks/report/task.yaml'", "'source': '/home//me/task.yaml'",
+		  "is not an absolute" },
+		{ "'source': '/home/me/tasks/report/task.yaml'", "'source': '/home/me/'",
+		  "is not an absolute" },
+		{ "'source': '/home/me/tasks/report/task.yaml'", "'source': '/'",
+		  "is not an absolute" },
+		{ "'source': '/home/me/tasks/report/task.yaml'", "'source': '/home/me\\nx/task.yaml'",
+		  "task.source: '/home/me\\x0ax/task.yaml' is not an absolute" },
+		/* words and fixed names */
+		{ "'file': 'agent.stdout'", "'file': 'x/../y'",
+		  "phases.agent.stdout.file: 'x/../y' is not one of agent.stdout (expected agent.stdout)" },
+		{ "'file': 'agent.stderr'", "'file': 'agent.stdout'",
+		  "phases.agent.stderr.file: 'agent.stdout' is not one of agent.stderr" },
+		{ "'log': 'grade.log'", "'log': '../grade.log'",
+		  "phases.grade.log: '../grade.log' is not one of grade.log" },
+		{ "'kind': 'warden-eval-run'", "'kind': 'warden-run'",
+		  "kind: 'warden-run' is not one of warden-eval-run" },
+		{ "'mode': 'privileged'", "'mode': 'root'",
+		  "host.mode: 'root' is not one of privileged, unprivileged" },
+		{ "'status': 'SUCCESS'", "'status': 'success'",
+		  "status: 'success' is not one of SETUP_FAILED, ERROR, TIMEOUT, NOT_GRADED, SUCCESS, FAILURE" },
+		{ "'by': 'eval'", "'by': 'me'", "phases.grade.by: 'me' is not one of eval, grade" },
+		{ "'check': 'json_equals'", "'check': 'json_equal'",
+		  "criteria[0].check: 'json_equal' is not one of" },
+		{ "'reap': { 'status': 'ok'", "'reap': { 'status': 'timeout'",
+		  "phases.reap.status: 'timeout' is not one of ok, failed, skipped" },
+		{ "'agent': { 'status': 'ok'", "'agent': { 'status': 'failed'",
+		  "phases.agent.status: 'failed' is not one of ok, timeout, error, skipped" },
+		{ "'weakenings': ['share-net']", "'weakenings': ['share-pid']",
+		  "policy.weakenings[0]: 'share-pid' is not one of no-cgroup, io_uring" },
+		{ "'weakenings': ['share-net']", "'weakenings': ['share-net', 'share-net']",
+		  "policy.weakenings[1]: 'share-net' appears twice" },
+		/* other strings */
+		{ "'warden_version': '0.1.0'", "'warden_version': ''",
+		  "warden_version: an empty string is not allowed" },
+		{ "'warden_version': '0.1.0'", "'warden_version': '0.1 beta'",
+		  "warden_version: '0.1 beta' is not a printable word" },
+		{ "'kernel': '6.1.0-26-amd64'",
+		  "'kernel': '6.1.0-26-amd64-0123456789012345678901234567890123456789012345678901'",
+		  "host.kernel: '6.1.0-26-amd64-012345678901234567890123456789012345678901234...' is not a printable word (expected 1 to 64 printable ASCII characters, no space)" },
+		{ "'CapEff': " CAP0, "'CapEff': '000000000000000G'",
+		  "identity.CapEff: '000000000000000G' is not a capability set" },
+		{ "'CapBnd': " CAP0, "'CapBnd': '00000000000000000'",
+		  "identity.CapBnd: '00000000000000000' is not a capability set (expected 16 lowercase hex digits)" },
+		{ "'description': 'informational'", "'description': ''",
+		  "criteria[2].description: an empty string is not allowed" },
+		{ "'detail': 'agent said goodbye'", "'detail': ''",
+		  "phases.agent.detail: an empty string is not allowed" },
+	};
 	(void)state;
-	/* digests */
-	refused("'digest': '" D64A "'", "'digest': 'sha256:0123456789ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef'",
-		"task.digest: 'sha256:0123456789ABCDEF0123456789abcdef0123456789abcdef01234...' is not a digest (expected sha256: and 64 lowercase hex digits)");
-	refused("'digest': '" D64B "'", "'digest': 'sha256:0123'", "policy.digest: 'sha256:0123' is not a digest");
-	refused("'digest': '" D64B "'", "'digest': 'sha512:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef'",
-		"policy.digest: 'sha512:");
-	refused("'digest': '" D64B "'", "'digest': '" D64B "0'", "policy.digest: 'sha256:fedcba9876543210fedcba9876543210fedcba9876543210fedcb...' is not a digest");
-	/* times */
-	refused("'created_at': '2026-11-29T12:00:00Z'", "'created_at': '2026-11-29 12:00:00Z'",
-		"created_at: '2026-11-29 12:00:00Z' is not a UTC time (expected YYYY-MM-DDTHH:MM:SSZ");
-	refused("'updated_at': '2026-11-29T12:00:09Z'", "'updated_at': '2026-11-29T12:00:09.123Z'",
-		"updated_at: '2026-11-29T12:00:09.123Z' is not a UTC time (expected YYYY-MM-DDTHH:MM:SSZ, RFC 3339 in UTC)");
-	refused("'updated_at': '2026-11-29T12:00:09Z'", "'updated_at': '2026-11-29T12:00:09+00:00'",
-		"updated_at: '2026-11-29T12:00:09+00:00' is not a UTC time");
-	refused("'created_at': '2026-11-29T12:00:00Z'", "'created_at': '2026-02-29T12:00:00Z'",
-		"created_at: '2026-02-29T12:00:00Z' is not a UTC time");
-	refused("'created_at': '2026-11-29T12:00:00Z'", "'created_at': '2026-11-29T24:00:00Z'", "is not a UTC time");
-	refused("'created_at': '2026-11-29T12:00:00Z'", "'created_at': '2026-11-29T12:00:60Z'", "is not a UTC time");
-	refused("'created_at': '2026-11-29T12:00:00Z'", "'created_at': '2026-11-29t12:00:00z'", "is not a UTC time");
-	refused("'created_at': '2026-11-29T12:00:00Z'", "'created_at': '2026-13-01T12:00:00Z'", "is not a UTC time");
-	refused("'created_at': '2026-11-29T12:00:00Z'", "'created_at': '2026-1a-01T12:00:00Z'", "is not a UTC time");
-	refused("'started_at': '2026-11-29T12:00:02Z'", "'started_at': ''",
-		"phases.agent.started_at: an empty string is not allowed");
-	refused("'started_at': '2026-11-29T12:00:08Z',\n     'duration_ms': 350",
-		"'started_at': 'yesterday',\n     'duration_ms': 350", "phases.grade.started_at: 'yesterday' is not a UTC time");
-	/* task id, run_id */
-	refused("'id': 'report.v2'", "'id': '-report'", "task.id: '-report' is not a task id");
-	refused("'id': 'report.v2'", "'id': 'a/b'", "task.id: 'a/b' is not a task id");
-	refused("'id': 'report.v2'",
-		"'id': 'a1234567890123456789012345678901234567890123456789012345678901234'",
-		"task.id: 'a12345678901234567890123456789012345678901234567890123456789...' is not a task id (expected 1 to 64 of");
-	refused("'run_id': 'report.v2-20261129T120000Z-1a2b3c4d'", "'run_id': 'report.v2/../x'",
-		"run_id: 'report.v2/../x' is not a plain name");
-	refused("'run_id': 'report.v2-20261129T120000Z-1a2b3c4d'", "'run_id': '..'", "run_id: '..' is not a plain name");
-	refused("'run_id': 'report.v2-20261129T120000Z-1a2b3c4d'", "'run_id': '.report.v2-20261129T120000Z-1a2b3c4d'",
-		"is not a plain name");
-	refused("'run_id': 'report.v2-20261129T120000Z-1a2b3c4d'", "'run_id': 'other-20261129T120000Z-1a2b3c4d'",
-		"run_id: 'other-20261129T120000Z-1a2b3c4d' is not the run folder of task 'report.v2'");
-	refused("'run_id': 'report.v2-20261129T120000Z-1a2b3c4d'", "'run_id': 'report.v2x-20261129T120000Z-1a2b3c4d'",
-		"is not the run folder of task 'report.v2'");
-	refused("'run_id': 'report.v2-20261129T120000Z-1a2b3c4d'", "'run_id': 'report.v2-20261129T120000Z-1A2B3C4D'",
-		"is not the run folder");
-	refused("'run_id': 'report.v2-20261129T120000Z-1a2b3c4d'", "'run_id': 'report.v2-20261329T120000Z-1a2b3c4d'",
-		"is not the run folder");
-	refused("'run_id': 'report.v2-20261129T120000Z-1a2b3c4d'", "'run_id': 'report.v2-20261129T120000Z-1a2b3c4d5'",
-		"is not the run folder");
-	refused("'run_id': 'report.v2-20261129T120000Z-1a2b3c4d'", "'run_id': 'report.v2'", "is not the run folder");
-	/* task.source */
-	refused("'source': '/home/me/tasks/report/task.yaml'", "'source': 'tasks/report/task.yaml'",
-		"task.source: 'tasks/report/task.yaml' is not an absolute, normalised file path");
-	refused("'source': '/home/me/tasks/report/task.yaml'", "'source': '/home/me/../etc/task.yaml'",
-		"is not an absolute, normalised file path");
-	refused("'source': '/home/me/tasks/report/task.yaml'", "'source': '/home/me/./task.yaml'", "is not an absolute");
-	refused("'source': '/home/me/tasks/report/task.yaml'", "'source': '/home//me/task.yaml'", "is not an absolute");
-	refused("'source': '/home/me/tasks/report/task.yaml'", "'source': '/home/me/'", "is not an absolute");
-	refused("'source': '/home/me/tasks/report/task.yaml'", "'source': '/'", "is not an absolute");
-	refused("'source': '/home/me/tasks/report/task.yaml'", "'source': '/home/me\\nx/task.yaml'",
-		"task.source: '/home/me\\x0ax/task.yaml' is not an absolute");
-	/* words and fixed names */
-	refused("'file': 'agent.stdout'", "'file': 'x/../y'",
-		"phases.agent.stdout.file: 'x/../y' is not one of agent.stdout (expected agent.stdout)");
-	refused("'file': 'agent.stderr'", "'file': 'agent.stdout'",
-		"phases.agent.stderr.file: 'agent.stdout' is not one of agent.stderr");
-	refused("'log': 'grade.log'", "'log': '../grade.log'", "phases.grade.log: '../grade.log' is not one of grade.log");
-	refused("'kind': 'warden-eval-run'", "'kind': 'warden-run'", "kind: 'warden-run' is not one of warden-eval-run");
-	refused("'mode': 'privileged'", "'mode': 'root'", "host.mode: 'root' is not one of privileged, unprivileged");
-	refused("'status': 'SUCCESS'", "'status': 'success'",
-		"status: 'success' is not one of SETUP_FAILED, ERROR, TIMEOUT, NOT_GRADED, SUCCESS, FAILURE");
-	refused("'by': 'eval'", "'by': 'me'", "phases.grade.by: 'me' is not one of eval, grade");
-	refused("'check': 'json_equals'", "'check': 'json_equal'", "criteria[0].check: 'json_equal' is not one of");
-	refused("'reap': { 'status': 'ok'", "'reap': { 'status': 'timeout'",
-		"phases.reap.status: 'timeout' is not one of ok, failed, skipped");
-	refused("'agent': { 'status': 'ok'", "'agent': { 'status': 'failed'",
-		"phases.agent.status: 'failed' is not one of ok, timeout, error, skipped");
-	refused("'weakenings': ['share-net']", "'weakenings': ['share-pid']",
-		"policy.weakenings[0]: 'share-pid' is not one of no-cgroup, io_uring");
-	refused("'weakenings': ['share-net']", "'weakenings': ['share-net', 'share-net']",
-		"policy.weakenings[1]: 'share-net' appears twice");
-	/* other strings */
-	refused("'warden_version': '0.1.0'", "'warden_version': ''", "warden_version: an empty string is not allowed");
-	refused("'warden_version': '0.1.0'", "'warden_version': '0.1 beta'", "warden_version: '0.1 beta' is not a printable word");
-	refused("'kernel': '6.1.0-26-amd64'",
-		"'kernel': '6.1.0-26-amd64-0123456789012345678901234567890123456789012345678901'",
-		"host.kernel: '6.1.0-26-amd64-012345678901234567890123456789012345678901234...' is not a printable word (expected 1 to 64 printable ASCII characters, no space)");
-	refused("'CapEff': " CAP0, "'CapEff': '000000000000000G'", "identity.CapEff: '000000000000000G' is not a capability set");
-	refused("'CapBnd': " CAP0, "'CapBnd': '00000000000000000'", "identity.CapBnd: '00000000000000000' is not a capability set (expected 16 lowercase hex digits)");
-	refused("'description': 'informational'", "'description': ''", "criteria[2].description: an empty string is not allowed");
-	refused("'detail': 'agent said goodbye'", "'detail': ''", "phases.agent.detail: an empty string is not allowed");
+	check_edits(edits, ELEMENTSOF(edits));
 }
 
 /* "'key': 'ccc...'" with n times ch, in ' notation. The caller frees it. */
@@ -524,22 +630,27 @@ static char *long_field(const char *key, char ch, size_t n)
 
 static void test_long_strings(void **state)
 {
+	/* A free-text field at its longest is accepted, one byte longer refused. */
+	static const struct {
+		const char *key, *from;
+		char ch;
+		size_t max;
+		const char *msg;
+	} caps[] = {
+		{ "details", "'details': 'out/x is missing'", 'd', 512,
+		  "criteria[2].details: a string of 513 bytes is too long (expected at most 512 bytes)" },
+		{ "detail", "'detail': 'agent said goodbye'", 'e', 640,
+		  "phases.agent.detail: a string of 641 bytes is too long (expected at most 640 bytes)" },
+		{ "description", "'description': 'informational'", 'f', 4096,
+		  "criteria[2].description: a string of 4097 bytes is too long (expected at most 4096 bytes)" },
+	};
 	(void)state;
-	_cleanup_free_ char *details512 = long_field("details", 'd', 512);
-	accepted("'details': 'out/x is missing'", details512);
-	_cleanup_free_ char *details513 = long_field("details", 'd', 513);
-	refused("'details': 'out/x is missing'", details513,
-		"criteria[2].details: a string of 513 bytes is too long (expected at most 512 bytes)");
-	_cleanup_free_ char *detail640 = long_field("detail", 'e', 640);
-	accepted("'detail': 'agent said goodbye'", detail640);
-	_cleanup_free_ char *detail641 = long_field("detail", 'e', 641);
-	refused("'detail': 'agent said goodbye'", detail641,
-		"phases.agent.detail: a string of 641 bytes is too long (expected at most 640 bytes)");
-	_cleanup_free_ char *desc4096 = long_field("description", 'f', 4096);
-	accepted("'description': 'informational'", desc4096);
-	_cleanup_free_ char *desc4097 = long_field("description", 'f', 4097);
-	refused("'description': 'informational'", desc4097,
-		"criteria[2].description: a string of 4097 bytes is too long (expected at most 4096 bytes)");
+	for (size_t i = 0; i < ELEMENTSOF(caps); i++) {
+		_cleanup_free_ char *longest = long_field(caps[i].key, caps[i].ch, caps[i].max);
+		_cleanup_free_ char *over = long_field(caps[i].key, caps[i].ch, caps[i].max + 1);
+		accepted(caps[i].from, longest);
+		refused(caps[i].from, over, caps[i].msg);
+	}
 	/* run_id: at most 128 bytes, a plain name first. */
 	_cleanup_free_ char *run_id = long_field("run_id", 'r', 129);
 	refused("'run_id': 'report.v2-20261129T120000Z-1a2b3c4d'", run_id,
@@ -572,41 +683,49 @@ static void test_long_strings(void **state)
 
 static void test_streams(void **state)
 {
+	static const struct edit edits[] = {
+		{ "'bytes': 120, 'kept': 120, 'truncated': false", "'bytes': 121, 'kept': 120, 'truncated': false",
+		  "phases.agent.stdout.truncated: false with kept 120 of 121 bytes (expected kept < bytes)" },
+		{ "'bytes': 120, 'kept': 120, 'truncated': false", "'bytes': 120, 'kept': 120, 'truncated': true",
+		  "phases.agent.stdout.truncated: true with kept 120 of 120 bytes" },
+		{ "'bytes': 7, 'kept': 7,", "'bytes': 7, 'kept': 8,",
+		  "phases.agent.stderr.kept: 8 is more than bytes 7 (expected at most bytes)" },
+		{ "'stamps': [],", "'stamps': ['agent_output_truncated'],",
+		  "stamps: agent_output_truncated without its cause" },
+	};
 	(void)state;
-	refused("'bytes': 120, 'kept': 120, 'truncated': false", "'bytes': 121, 'kept': 120, 'truncated': false",
-		"phases.agent.stdout.truncated: false with kept 120 of 121 bytes (expected kept < bytes)");
-	refused("'bytes': 120, 'kept': 120, 'truncated': false", "'bytes': 120, 'kept': 120, 'truncated': true",
-		"phases.agent.stdout.truncated: true with kept 120 of 120 bytes");
-	refused("'bytes': 7, 'kept': 7,", "'bytes': 7, 'kept': 8,",
-		"phases.agent.stderr.kept: 8 is more than bytes 7 (expected at most bytes)");
+	check_edits(edits, ELEMENTSOF(edits));
 	/* Truncated output without its stamp. */
 	_cleanup_free_ char *no_stamp = mutate("'bytes': 7, 'kept': 7, 'truncated': false",
 					       "'bytes': 9, 'kept': 7, 'truncated': true");
 	refused_text(no_stamp, "stamps: agent_output_truncated is missing");
-	refused("'stamps': [],", "'stamps': ['agent_output_truncated'],",
-		"stamps: agent_output_truncated without its cause");
 }
 
 static void test_criteria(void **state)
 {
+	static const struct edit edits[] = {
+		{ "'evaluated': true, 'score': 0, 'passed': false,", "'evaluated': false, 'score': 0, 'passed': false,",
+		  "criteria[2].score: a number with evaluated false (expected null exactly when not evaluated)" },
+		{ "'evaluated': true, 'score': 0, 'passed': false,", "'evaluated': true, 'score': null, 'passed': false,",
+		  "criteria[2].score: null with evaluated true" },
+		{ "'evaluated': true, 'score': 0, 'passed': false,", "'evaluated': true, 'score': 0, 'passed': true,",
+		  "criteria[2].passed: true with score 0 and pass_threshold 1 (expected score >= pass_threshold)" },
+		{ "'score': 1, 'passed': true,\n    'details': '/count is 3'",
+		  "'score': 0.5, 'passed': true,\n    'details': '/count is 3'", "criteria[0].passed: true with score 0.5" },
+		{ "'details': '/count is 3', 'run': null", "'details': '/count is 3', 'run': 1",
+		  "criteria[0].run: a number is not an object (expected a STEP or null)" },
+		{ "'details': 'out/x is missing', 'run': null",
+		  "'details': 'out/x is missing', 'run': { 'status': 'ok', 'reason': 'exited', 'exit_code': 0, "
+		  "'signal': null, 'detail': null, 'started_at': '2026-11-29T12:00:08Z', 'duration_ms': 1, "
+		  "'peak_memory_bytes': null, 'cpu_usec': null }",
+		  "criteria[2].run: a step for a file_exists check (expected null unless the check is command)" },
+		/* A criterion with weight 0 never decides the status. */
+		{ "'evaluated': true, 'score': 0, 'passed': false,",
+		  "'evaluated': true, 'score': 0, 'passed': false,",
+		  NULL },
+	};
 	(void)state;
-	refused("'evaluated': true, 'score': 0, 'passed': false,", "'evaluated': false, 'score': 0, 'passed': false,",
-		"criteria[2].score: a number with evaluated false (expected null exactly when not evaluated)");
-	refused("'evaluated': true, 'score': 0, 'passed': false,", "'evaluated': true, 'score': null, 'passed': false,",
-		"criteria[2].score: null with evaluated true");
-	refused("'evaluated': true, 'score': 0, 'passed': false,", "'evaluated': true, 'score': 0, 'passed': true,",
-		"criteria[2].passed: true with score 0 and pass_threshold 1 (expected score >= pass_threshold)");
-	refused("'score': 1, 'passed': true,\n    'details': '/count is 3'",
-		"'score': 0.5, 'passed': true,\n    'details': '/count is 3'", "criteria[0].passed: true with score 0.5");
-	refused("'details': '/count is 3', 'run': null", "'details': '/count is 3', 'run': 1",
-		"criteria[0].run: a number is not an object (expected a STEP or null)");
-	refused("'details': 'out/x is missing', 'run': null",
-		"'details': 'out/x is missing', 'run': { 'status': 'ok', 'reason': 'exited', 'exit_code': 0, "
-		"'signal': null, 'detail': null, 'started_at': '2026-11-29T12:00:08Z', 'duration_ms': 1, "
-		"'peak_memory_bytes': null, 'cpu_usec': null }",
-		"criteria[2].run: a step for a file_exists check (expected null unless the check is command)");
-	/* A criterion with weight 0 never decides the status. */
-	accepted("'evaluated': true, 'score': 0, 'passed': false,", "'evaluated': true, 'score': 0, 'passed': false,");
+	check_edits(edits, ELEMENTSOF(edits));
 }
 
 /* The full record's criteria[] replaced by n copies of one criterion. */
@@ -671,85 +790,103 @@ static void test_steps(void **state)
 
 static void test_step_rules(void **state)
 {
+	static const struct edit edits[] = {
+		/* Both may be set: a wall-clock kill can race the command's own exit. */
+		{ "'exit_code': 3, 'signal': null,", "'exit_code': 3, 'signal': 9,", NULL },
+		{ "'reason': 'exited', 'exit_code': 3,", "'reason': 'exited', 'exit_code': null,",
+		  "phases.agent.exit_code: null with reason exited (expected the exit code)" },
+		{ "'agent': { 'status': 'ok', 'reason': 'exited', 'exit_code': 3,",
+		  "'agent': { 'status': 'ok', 'reason': 'signaled', 'exit_code': null,",
+		  "phases.agent.signal: null with reason signaled" },
+		/* The agent: ok unless its sandbox failed or it hit its timeout; its exit code is no verdict. */
+		{ "'agent': { 'status': 'ok', 'reason': 'exited', 'exit_code': 3,",
+		  "'agent': { 'status': 'ok', 'reason': 'oom', 'exit_code': null,", NULL },
+		{ "'agent': { 'status': 'ok', 'reason': 'exited', 'exit_code': 3,",
+		  "'agent': { 'status': 'ok', 'reason': 'wall-timeout', 'exit_code': null,",
+		  "phases.agent.status: 'ok' does not fit reason wall-timeout (expected timeout)" },
+		{ "'agent': { 'status': 'ok', 'reason': 'exited', 'exit_code': 3,",
+		  "'agent': { 'status': 'timeout', 'reason': 'exited', 'exit_code': 3,",
+		  "phases.agent.status: 'timeout' does not fit reason exited (expected ok)" },
+		{ "'agent': { 'status': 'ok', 'reason': 'exited', 'exit_code': 3,",
+		  "'agent': { 'status': 'ok', 'reason': 'attestation-failed', 'exit_code': null,",
+		  "phases.agent.status: 'ok' does not fit reason attestation-failed (expected error)" },
+		{ "'agent': { 'status': 'ok', 'reason': 'exited', 'exit_code': 3,",
+		  "'agent': { 'status': 'skipped', 'reason': 'exited', 'exit_code': 3,",
+		  "phases.agent.status: 'skipped' does not fit reason exited (expected ok)" },
+		/* A step: ok exactly when it exited with 0. */
+		{ "'exit_code': 0, 'signal': null,\n      'detail': null",
+		  "'exit_code': 1, 'signal': null,\n      'detail': null",
+		  "criteria[1].run.status: 'ok' does not fit reason exited with a non-zero exit code (expected failed)" },
+		{ "'status': 'ok', 'reason': 'exited', 'exit_code': 0, 'signal': null, 'detail': null,\n"
+		  "     'started_at': '2026-11-29T12:00:01Z'",
+		  "'status': 'ok', 'reason': 'oom', 'exit_code': null, 'signal': 9, 'detail': null,\n"
+		  "     'started_at': '2026-11-29T12:00:01Z'",
+		  "phases.setup.steps[0].status: 'ok' does not fit reason oom (expected failed)" },
+		{ "'status': 'ok', 'reason': 'exited', 'exit_code': 0, 'signal': null, 'detail': null,\n"
+		  "     'started_at': '2026-11-29T12:00:01Z'",
+		  "'status': 'failed', 'reason': 'exited', 'exit_code': 0, 'signal': null, 'detail': null,\n"
+		  "     'started_at': '2026-11-29T12:00:01Z'",
+		  "phases.setup.steps[0].status: 'failed' does not fit reason exited with exit code 0 (expected ok)" },
+	};
 	(void)state;
-	/* Both may be set: a wall-clock kill can race the command's own exit. */
-	accepted("'exit_code': 3, 'signal': null,", "'exit_code': 3, 'signal': 9,");
-	refused("'reason': 'exited', 'exit_code': 3,", "'reason': 'exited', 'exit_code': null,",
-		"phases.agent.exit_code: null with reason exited (expected the exit code)");
-	refused("'agent': { 'status': 'ok', 'reason': 'exited', 'exit_code': 3,",
-		"'agent': { 'status': 'ok', 'reason': 'signaled', 'exit_code': null,",
-		"phases.agent.signal: null with reason signaled");
-	/* The agent: ok unless its sandbox failed or it hit its timeout; its exit code is no verdict. */
-	accepted("'agent': { 'status': 'ok', 'reason': 'exited', 'exit_code': 3,",
-		 "'agent': { 'status': 'ok', 'reason': 'oom', 'exit_code': null,");
-	refused("'agent': { 'status': 'ok', 'reason': 'exited', 'exit_code': 3,",
-		"'agent': { 'status': 'ok', 'reason': 'wall-timeout', 'exit_code': null,",
-		"phases.agent.status: 'ok' does not fit reason wall-timeout (expected timeout)");
-	refused("'agent': { 'status': 'ok', 'reason': 'exited', 'exit_code': 3,",
-		"'agent': { 'status': 'timeout', 'reason': 'exited', 'exit_code': 3,",
-		"phases.agent.status: 'timeout' does not fit reason exited (expected ok)");
-	refused("'agent': { 'status': 'ok', 'reason': 'exited', 'exit_code': 3,",
-		"'agent': { 'status': 'ok', 'reason': 'attestation-failed', 'exit_code': null,",
-		"phases.agent.status: 'ok' does not fit reason attestation-failed (expected error)");
-	refused("'agent': { 'status': 'ok', 'reason': 'exited', 'exit_code': 3,",
-		"'agent': { 'status': 'skipped', 'reason': 'exited', 'exit_code': 3,",
-		"phases.agent.status: 'skipped' does not fit reason exited (expected ok)");
-	/* A step: ok exactly when it exited with 0. */
-	refused("'exit_code': 0, 'signal': null,\n      'detail': null",
-		"'exit_code': 1, 'signal': null,\n      'detail': null",
-		"criteria[1].run.status: 'ok' does not fit reason exited with a non-zero exit code (expected failed)");
-	refused("'status': 'ok', 'reason': 'exited', 'exit_code': 0, 'signal': null, 'detail': null,\n"
-		"     'started_at': '2026-11-29T12:00:01Z'",
-		"'status': 'ok', 'reason': 'oom', 'exit_code': null, 'signal': 9, 'detail': null,\n"
-		"     'started_at': '2026-11-29T12:00:01Z'",
-		"phases.setup.steps[0].status: 'ok' does not fit reason oom (expected failed)");
-	refused("'status': 'ok', 'reason': 'exited', 'exit_code': 0, 'signal': null, 'detail': null,\n"
-		"     'started_at': '2026-11-29T12:00:01Z'",
-		"'status': 'failed', 'reason': 'exited', 'exit_code': 0, 'signal': null, 'detail': null,\n"
-		"     'started_at': '2026-11-29T12:00:01Z'",
-		"phases.setup.steps[0].status: 'failed' does not fit reason exited with exit code 0 (expected ok)");
+	check_edits(edits, ELEMENTSOF(edits));
 }
 
 static void test_stamps(void **state)
 {
+	static const struct edit edits[] = {
+		{ "'stamps': [],", "'stamps': ['regraded', 'regraded'],",
+		  "stamps[1]: 'regraded' appears twice" },
+		{ "'stamps': [],", "'stamps': ['cheated'],",
+		  "stamps[0]: 'cheated' is not one of graded_without_setup, regraded, agent_output_truncated" },
+		{ "'stamps': [],", "'stamps': ['reference_missing', 'x', 'y', 'z', 'a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', 'k', 'l', 'm'],",
+		  "stamps: more than 16 entries" },
+		{ "'stamps': [],", "'stamps': ['regraded'],",
+		  "stamps: regraded without its cause" },
+		{ "'by': 'eval'", "'by': 'grade'", "stamps: regraded is missing" },
+		{ "'stamps': [],", "'stamps': ['no_cgroup'],", NULL },
+		{ "'stamps': [],", "'stamps': ['teardown_failed'],",
+		  "stamps: teardown_failed without its cause" },
+		{ "'stamps': [],", "'stamps': ['reference_missing'],", NULL },
+	};
 	(void)state;
-	refused("'stamps': [],", "'stamps': ['regraded', 'regraded'],", "stamps[1]: 'regraded' appears twice");
-	refused("'stamps': [],", "'stamps': ['cheated'],",
-		"stamps[0]: 'cheated' is not one of graded_without_setup, regraded, agent_output_truncated");
-	refused("'stamps': [],", "'stamps': ['reference_missing', 'x', 'y', 'z', 'a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', 'k', 'l', 'm'],",
-		"stamps: more than 16 entries");
-	refused("'stamps': [],", "'stamps': ['regraded'],", "stamps: regraded without its cause");
-	refused("'by': 'eval'", "'by': 'grade'", "stamps: regraded is missing") ;
-	accepted("'stamps': [],", "'stamps': ['no_cgroup'],");
-	refused("'stamps': [],", "'stamps': ['teardown_failed'],", "stamps: teardown_failed without its cause");
-	accepted("'stamps': [],", "'stamps': ['reference_missing'],");
+	check_edits(edits, ELEMENTSOF(edits));
 }
 
 static void test_record_rules(void **state)
 {
+	static const struct edit edits[] = {
+		{ "'status': 'SUCCESS'", "'status': 'FAILURE'",
+		  "status: FAILURE while every weighted criterion passed (expected SUCCESS)" },
+		{ "'status': 'SUCCESS'", "'status': 'NOT_GRADED'",
+		  "status: NOT_GRADED with phases.grade.status ok" },
+		{ "'status': 'SUCCESS'", "'status': 'TIMEOUT'",
+		  "status: TIMEOUT while the agent did not time out" },
+		{ "'status': 'SUCCESS'", "'status': 'SETUP_FAILED'",
+		  "status: SETUP_FAILED without a failed setup" },
+		{ "'status': 'SUCCESS'", "'status': 'ERROR'", NULL },
+		{ "'grades': 1,", "'grades': 0,",
+		  "grades: 0 with phases.grade.status ok (expected at least 1)" },
+		{ "'score': 1,\n", "'score': null,\n",
+		  "score: null with phases.grade.status ok (expected a number)" },
+		{ "'status': 'ok', 'by': 'eval', 'started_at': '2026-11-29T12:00:08Z'",
+		  "'status': 'skipped', 'by': 'eval', 'started_at': '2026-11-29T12:00:08Z'",
+		  "phases.grade.started_at: a time with status skipped (expected null exactly when skipped)" },
+		{ "'started_at': '2026-11-29T12:00:08Z',\n     'duration_ms': 350",
+		  "'started_at': null,\n     'duration_ms': 350", "phases.grade.started_at: null with status ok" },
+		{ "'checked': true,", "'checked': false,",
+		  "identity.checked: false (expected true" },
+		{ "'checked': true, 'held': true,", "'checked': true, 'held': false,",
+		  "identity.failure: missing with held false" },
+		{ "'checked': true, 'held': true,", "'checked': true, 'held': true, 'failure': 'x',",
+		  "identity.failure: present with held true" },
+		{ "'net': " NS(4026531840, 4026531840, false), "'net': " NS(4026531840, 4026531840, true),
+		  "identity.namespaces.net.separate: true (expected true exactly when supervisor and sandbox differ)" },
+		{ "'uts': " NS(4026531838, 4026532205, true), "'uts': " NS(4026531838, 4026532205, false),
+		  "identity.namespaces.uts.separate: false" },
+	};
 	(void)state;
-	refused("'status': 'SUCCESS'", "'status': 'FAILURE'",
-		"status: FAILURE while every weighted criterion passed (expected SUCCESS)");
-	refused("'status': 'SUCCESS'", "'status': 'NOT_GRADED'", "status: NOT_GRADED with phases.grade.status ok");
-	refused("'status': 'SUCCESS'", "'status': 'TIMEOUT'", "status: TIMEOUT while the agent did not time out");
-	refused("'status': 'SUCCESS'", "'status': 'SETUP_FAILED'", "status: SETUP_FAILED without a failed setup");
-	accepted("'status': 'SUCCESS'", "'status': 'ERROR'");
-	refused("'grades': 1,", "'grades': 0,", "grades: 0 with phases.grade.status ok (expected at least 1)");
-	refused("'score': 1,\n", "'score': null,\n", "score: null with phases.grade.status ok (expected a number)");
-	refused("'status': 'ok', 'by': 'eval', 'started_at': '2026-11-29T12:00:08Z'",
-		"'status': 'skipped', 'by': 'eval', 'started_at': '2026-11-29T12:00:08Z'",
-		"phases.grade.started_at: a time with status skipped (expected null exactly when skipped)");
-	refused("'started_at': '2026-11-29T12:00:08Z',\n     'duration_ms': 350",
-		"'started_at': null,\n     'duration_ms': 350", "phases.grade.started_at: null with status ok");
-	refused("'checked': true,", "'checked': false,", "identity.checked: false (expected true");
-	refused("'checked': true, 'held': true,", "'checked': true, 'held': false,",
-		"identity.failure: missing with held false");
-	refused("'checked': true, 'held': true,", "'checked': true, 'held': true, 'failure': 'x',",
-		"identity.failure: present with held true");
-	refused("'net': " NS(4026531840, 4026531840, false), "'net': " NS(4026531840, 4026531840, true),
-		"identity.namespaces.net.separate: true (expected true exactly when supervisor and sandbox differ)");
-	refused("'uts': " NS(4026531838, 4026532205, true), "'uts': " NS(4026531838, 4026532205, false),
-		"identity.namespaces.uts.separate: false");
+	check_edits(edits, ELEMENTSOF(edits));
 
 	/* The minimal record's own rules. */
 	_cleanup_free_ char *with_identity = mutate_from(minimal_record, "'identity':null", "'identity':{}");
@@ -767,6 +904,49 @@ static void test_record_rules(void **state)
 
 static void test_syntax(void **state)
 {
+	static const struct edit edits[] = {
+		{ "'detail': 'agent said goodbye'", "'detail': 'agent\\u0000said goodbye'",
+		  "\\u0000 in a string (NUL is not allowed)" },
+		{ "'grades': 1,", "'grades': 1, 'g\\u0000x': 1,", "\\u0000 in a string" },
+		{ "'detail': 'agent said goodbye'", "'detail': 'agent\tsaid'",
+		  "a control character in a string" },
+		{ "'detail': 'agent said goodbye'", "'detail': 'agent \\x'",
+		  "an invalid escape in a string" },
+		{ "'detail': 'agent said goodbye'", "'detail': 'agent \\u12'",
+		  "a \\u escape without 4 hex digits" },
+		{ "'detail': 'agent said goodbye'", "'detail': '\\ud800'",
+		  "an unpaired surrogate" },
+		{ "'detail': 'agent said goodbye'", "'detail': '\\udc00x'",
+		  "an unpaired surrogate" },
+		{ "'detail': 'agent said goodbye'", "'detail': '\\ud800\\u0041'",
+		  "an unpaired surrogate" },
+		{ "'detail': 'agent said goodbye'", "'detail': '\xff'", "invalid UTF-8" },
+		{ "'detail': 'agent said goodbye'", "'detail': '\xc0\xaf'", "invalid UTF-8" },
+		{ "'detail': 'agent said goodbye'", "'detail': '\xed\xa0\x80'", "invalid UTF-8" },
+		{ "'detail': 'agent said goodbye'", "'detail': '\xf4\x90\x80\x80'",
+		  "invalid UTF-8" },
+		{ "'detail': 'agent said goodbye'", "'detail': '\xe2\x82'", "invalid UTF-8" },
+		{ "'grades': 1,", "'grades': 01,", "a missing ',' or '}' in an object" },
+		{ "'grades': 1,", "'grades': 1.,", "a number without digits after '.'" },
+		{ "'grades': 1,", "'grades': .5,", "not a JSON value" },
+		{ "'grades': 1,", "'grades': +1,", "not a JSON value" },
+		{ "'grades': 1,", "'grades': 1e,", "a number without digits in its exponent" },
+		{ "'grades': 1,", "'grades': -,", "a number without digits" },
+		{ "'grades': 1,", "'grades': 0x1,", "a missing ',' or '}'" },
+		{ "'grades': 1,", "'grades': 1.000000000000000000000000000000000,",
+		  "a number longer than 32 characters" },
+		{ "'grades': 1,", "'grades': NaN,", "not a JSON value" },
+		{ "'grades': 1,", "'grades': 1,,", "an object key that is not a string" },
+		{ "'stamps': [],", "'stamps': [,],", "not a JSON value" },
+		{ "'stamps': [],", "'stamps': ['regraded',],", "not a JSON value" },
+		{ "'grades': 1,", "'grades' 1,", "a missing ':' after an object key" },
+		{ "'grades': 1,", "grades: 1,", "an object key that is not a string" },
+		{ "'grades': 1,", "'grades': tru,", "not a JSON value" },
+		{ "'grades': 1,", "'grades':\x01 1,", "not a JSON value" },
+		{ "'grades': 1,", "'grades':\x0b 1,", "not a JSON value" },
+		{ "'grades': 1,", "'grades': 1, 'x': [[[[[[[[1]]]]]]]],",
+		  "nesting deeper than 8 levels" },
+	};
 	(void)state;
 	_cleanup_free_ char *text = json(full_record);
 	size_t len = strlen(text);
@@ -790,39 +970,8 @@ static void test_syntax(void **state)
 	char nul_inside[] = "{\"schema_version\": 1\0}";
 	refused_len(nul_inside, sizeof(nul_inside) - 1, -EBADMSG, "record: a NUL byte at byte 20");
 
-	refused("'detail': 'agent said goodbye'", "'detail': 'agent\\u0000said goodbye'",
-		"\\u0000 in a string (NUL is not allowed)");
-	refused("'grades': 1,", "'grades': 1, 'g\\u0000x': 1,", "\\u0000 in a string");
-	refused("'detail': 'agent said goodbye'", "'detail': 'agent\tsaid'", "a control character in a string");
-	refused("'detail': 'agent said goodbye'", "'detail': 'agent \\x'", "an invalid escape in a string");
-	refused("'detail': 'agent said goodbye'", "'detail': 'agent \\u12'", "a \\u escape without 4 hex digits");
-	refused("'detail': 'agent said goodbye'", "'detail': '\\ud800'", "an unpaired surrogate");
-	refused("'detail': 'agent said goodbye'", "'detail': '\\udc00x'", "an unpaired surrogate");
-	refused("'detail': 'agent said goodbye'", "'detail': '\\ud800\\u0041'", "an unpaired surrogate");
-	refused("'detail': 'agent said goodbye'", "'detail': '\xff'", "invalid UTF-8");
-	refused("'detail': 'agent said goodbye'", "'detail': '\xc0\xaf'", "invalid UTF-8");
-	refused("'detail': 'agent said goodbye'", "'detail': '\xed\xa0\x80'", "invalid UTF-8");
-	refused("'detail': 'agent said goodbye'", "'detail': '\xf4\x90\x80\x80'", "invalid UTF-8");
-	refused("'detail': 'agent said goodbye'", "'detail': '\xe2\x82'", "invalid UTF-8");
-	refused("'grades': 1,", "'grades': 01,", "a missing ',' or '}' in an object");
-	refused("'grades': 1,", "'grades': 1.,", "a number without digits after '.'");
-	refused("'grades': 1,", "'grades': .5,", "not a JSON value");
-	refused("'grades': 1,", "'grades': +1,", "not a JSON value");
-	refused("'grades': 1,", "'grades': 1e,", "a number without digits in its exponent");
-	refused("'grades': 1,", "'grades': -,", "a number without digits");
-	refused("'grades': 1,", "'grades': 0x1,", "a missing ',' or '}'");
-	refused("'grades': 1,", "'grades': 1.000000000000000000000000000000000,",
-		"a number longer than 32 characters");
-	refused("'grades': 1,", "'grades': NaN,", "not a JSON value");
-	refused("'grades': 1,", "'grades': 1,,", "an object key that is not a string");
-	refused("'stamps': [],", "'stamps': [,],", "not a JSON value");
-	refused("'stamps': [],", "'stamps': ['regraded',],", "not a JSON value");
-	refused("'grades': 1,", "'grades' 1,", "a missing ':' after an object key");
-	refused("'grades': 1,", "grades: 1,", "an object key that is not a string");
-	refused("'grades': 1,", "'grades': tru,", "not a JSON value");
-	refused("'grades': 1,", "'grades':\x01 1,", "not a JSON value");
-	refused("'grades': 1,", "'grades':\x0b 1,", "not a JSON value");
-	refused("'grades': 1,", "'grades': 1, 'x': [[[[[[[[1]]]]]]]],", "nesting deeper than 8 levels");
+	/* Escapes, UTF-8, numbers and punctuation that are not JSON (the table above). */
+	check_edits(edits, ELEMENTSOF(edits));
 	refused_text("\xef\xbb\xbf{}", "record: invalid JSON at byte 0: not a JSON value");
 	refused_text("", "record: invalid JSON at byte 0: a missing value");
 	refused_text("   ", "record: invalid JSON at byte 3: a missing value");
@@ -884,11 +1033,8 @@ static void test_agent_canon(void **state)
 	_cleanup_free_ char *work = strdup(full_record);
 	assert_non_null(work);
 	for (size_t i = 0; i < ELEMENTSOF(same); i++) {
-		_cleanup_free_ char *next = mutate_from(work, same[i][0], same[i][1]);
 		/* keep the ' notation for the next step */
-		for (char *p = next; *p; p++)
-			if (*p == '"')
-				*p = '\'';
+		_cleanup_free_ char *next = unjson(mutate_from(work, same[i][0], same[i][1]));
 		free(work);
 		work = TAKE_PTR(next);
 		_cleanup_free_ char *j = json(work);
@@ -897,10 +1043,7 @@ static void test_agent_canon(void **state)
 	}
 
 	/* A regrade, with its stamps. */
-	_cleanup_free_ char *by = mutate("'by': 'eval'", "'by': 'grade'");
-	for (char *p = by; *p; p++)
-		if (*p == '"')
-			*p = '\'';
+	_cleanup_free_ char *by = unjson(mutate("'by': 'eval'", "'by': 'grade'"));
 	_cleanup_free_ char *regraded =
 		mutate_from(by, "'stamps': [],", "'stamps': ['regraded', 'graded_without_setup'],");
 	_cleanup_free_ char *regraded_canon = canon_of(regraded);

@@ -18,6 +18,7 @@
 
 #include "cleanup.h"
 #include "policy.h"
+#include "unit-util.h"
 
 #define TEST_FILE "test.yaml"
 
@@ -29,9 +30,7 @@ static struct pol_policy *parse_ok(const char *yaml)
 	struct pol_policy *p = NULL;
 	struct pol_diag d = { .line = 12345 };
 	int r = pol_parse(TEST_FILE, yaml, strlen(yaml), &p, &d);
-	if (r != 0)
-		print_error("unexpected failure %d at %u:%u: %s\n", r, d.line, d.column, d.message);
-	assert_int_equal(r, 0);
+	unit_assert_parsed(r, &d);
 	assert_non_null(p);
 	assert_int_equal(d.line, 12345); /* untouched on success */
 	return p;
@@ -46,18 +45,8 @@ static void check_error_len(const char *yaml, size_t len, int err, unsigned line
 
 	memset(&d, 0, sizeof(d));
 	r = pol_parse(TEST_FILE, yaml, len, &p, &d);
-	if (r != err || d.line != line || d.column != column || !strstr(d.message, substr))
-		print_error("got %d at %u:%u: %s\nwanted %d at %u:%u: ...%s...\n", r, d.line,
-			    d.column, d.message, err, line, column, substr);
-	assert_int_equal(r, err);
+	unit_assert_diag(r, &d, err, TEST_FILE, line, column, substr, UNIT_MSG_PART);
 	assert_ptr_equal(p, sentinel);
-	assert_string_equal(d.file, TEST_FILE);
-	assert_int_equal(d.line, line);
-	assert_int_equal(d.column, column);
-	assert_non_null(strstr(d.message, substr));
-	/* Every message says what it expected instead. */
-	assert_non_null(strstr(d.message, "(expected "));
-	assert_null(strchr(d.message, '\n'));
 }
 
 static void check_error(const char *yaml, unsigned line, unsigned column, const char *substr)
@@ -65,22 +54,10 @@ static void check_error(const char *yaml, unsigned line, unsigned column, const 
 	check_error_len(yaml, strlen(yaml), -EINVAL, line, column, substr);
 }
 
-/* Formats into a heap string; the test owns it. */
-__attribute__((format(printf, 1, 2))) static char *fmt(const char *f, ...)
-{
-	char *s = NULL;
-	va_list ap;
-	va_start(ap, f);
-	int r = vasprintf(&s, f, ap);
-	va_end(ap);
-	assert_true(r >= 0);
-	return s;
-}
-
 /* Parses "limits: {<key>: <value>}" and returns the stored field. */
 static uint64_t limit_value(const char *key, const char *value)
 {
-	_cleanup_free_ char *y = fmt("limits: {%s: %s}", key, value);
+	_cleanup_free_ char *y = unit_fmt("limits: {%s: %s}", key, value);
 	struct pol_policy *p = parse_ok(y);
 	uint64_t v = 0;
 
@@ -111,7 +88,7 @@ static uint64_t limit_value(const char *key, const char *value)
 /* "limits: {key: value}" must fail at the value, column 12 + strlen(key). */
 static void check_limit_error(const char *key, const char *value, const char *substr)
 {
-	_cleanup_free_ char *y = fmt("limits: {%s: %s}", key, value);
+	_cleanup_free_ char *y = unit_fmt("limits: {%s: %s}", key, value);
 	check_error(y, 1, (unsigned)(12 + strlen(key)), substr);
 }
 
@@ -828,8 +805,8 @@ static void test_bind_paths_normalised(void **state)
 	};
 	(void)state;
 	for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
-		_cleanup_free_ char *src = fmt("filesystem: {binds: [{src: %s, dst: /x}]}\n", bad[i].path);
-		_cleanup_free_ char *dst = fmt("filesystem: {binds: [{src: /x, dst: %s}]}\n", bad[i].path);
+		_cleanup_free_ char *src = unit_fmt("filesystem: {binds: [{src: %s, dst: /x}]}\n", bad[i].path);
+		_cleanup_free_ char *dst = unit_fmt("filesystem: {binds: [{src: /x, dst: %s}]}\n", bad[i].path);
 		check_error(src, 1, 28, bad[i].msg);
 		check_error(dst, 1, 37, bad[i].msg);
 	}
@@ -853,22 +830,22 @@ static void test_bind_path_length(void **state)
 		path[o++] = 'd';
 	path[o] = '\0';
 	assert_int_equal(strlen(path), PATH_MAX - 1);
-	ok = fmt("filesystem: {binds: [{src: %s, dst: /x}]}\n", path);
+	ok = unit_fmt("filesystem: {binds: [{src: %s, dst: /x}]}\n", path);
 	p = parse_ok(ok);
 	assert_int_equal(strlen(p->binds[0].src), PATH_MAX - 1);
 	pol_free(p);
-	big = fmt("filesystem: {binds: [{src: %sd, dst: /x}]}\n", path);
+	big = unit_fmt("filesystem: {binds: [{src: %sd, dst: /x}]}\n", path);
 	check_error(big, 1, 28, "filesystem.binds[0].src is 4096 bytes long (expected less than 4096)");
 
 	/* a single component over NAME_MAX */
 	memset(comp, 'c', 255);
 	comp[255] = '\0';
 	free(ok);
-	ok = fmt("filesystem: {binds: [{src: /%s, dst: /x}]}\n", comp);
+	ok = unit_fmt("filesystem: {binds: [{src: /%s, dst: /x}]}\n", comp);
 	p = parse_ok(ok);
 	pol_free(p);
 	free(big);
-	big = fmt("filesystem: {binds: [{src: /%sc, dst: /x}]}\n", comp);
+	big = unit_fmt("filesystem: {binds: [{src: /%sc, dst: /x}]}\n", comp);
 	check_error(big, 1, 28, "has a component longer than 255 bytes");
 }
 
@@ -883,11 +860,11 @@ static void test_bind_dst_guarantees(void **state)
 	};
 	(void)state;
 	for (size_t i = 0; i < ELEMENTSOF(covered); i++) {
-		_cleanup_free_ char *y = fmt("filesystem:\n  binds:\n    - src: /srv\n      dst: %s\n", covered[i]);
+		_cleanup_free_ char *y = unit_fmt("filesystem:\n  binds:\n    - src: /srv\n      dst: %s\n", covered[i]);
 		check_error(y, 4, 12, "bind target would cover a guarantee");
 	}
 	for (size_t i = 0; i < ELEMENTSOF(fine); i++) {
-		_cleanup_free_ char *y = fmt("filesystem: {binds: [{src: /srv, dst: %s}]}\n", fine[i]);
+		_cleanup_free_ char *y = unit_fmt("filesystem: {binds: [{src: /srv, dst: %s}]}\n", fine[i]);
 		struct pol_policy *p = parse_ok(y);
 		assert_string_equal(p->binds[0].dst, fine[i]);
 		pol_free(p);
@@ -963,11 +940,11 @@ static void test_relative_path_length(void **state)
 	for (size_t i = 0; i < PATH_MAX; i++)
 		path[i] = (i % 256 == 255) ? '/' : 'p';
 	path[PATH_MAX] = '\0';
-	y = fmt("filesystem: {protect: [%s]}\n", path);
+	y = unit_fmt("filesystem: {protect: [%s]}\n", path);
 	check_error(y, 1, 24, "filesystem.protect[0] is 4096 bytes long (expected less than 4096)");
 	path[PATH_MAX - 1] = '\0';
 	free(y);
-	y = fmt("filesystem: {protect: [%s]}\n", path);
+	y = unit_fmt("filesystem: {protect: [%s]}\n", path);
 	struct pol_policy *p = parse_ok(y);
 	assert_int_equal(strlen(p->protect[0]), PATH_MAX - 1);
 	pol_free(p);
@@ -1224,8 +1201,8 @@ static void test_capabilities_refused(void **state)
 	};
 	(void)state;
 	for (size_t i = 0; i < ELEMENTSOF(refused); i++) {
-		_cleanup_free_ char *y = fmt("capabilities: {keep: [kill, %s]}\n", refused[i]);
-		_cleanup_free_ char *msg = fmt("capabilities.keep[1] '%s' would undo the sandbox (expected " ALLOWED_CAPS ")", refused[i]);
+		_cleanup_free_ char *y = unit_fmt("capabilities: {keep: [kill, %s]}\n", refused[i]);
+		_cleanup_free_ char *msg = unit_fmt("capabilities.keep[1] '%s' would undo the sandbox (expected " ALLOWED_CAPS ")", refused[i]);
 		check_error(y, 1, 29, msg);
 	}
 }
@@ -1298,7 +1275,7 @@ static void test_hide_bad(void **state)
 	};
 	(void)state;
 	for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
-		_cleanup_free_ char *y = fmt("filesystem: {hide: [%s]}\n", bad[i].pattern);
+		_cleanup_free_ char *y = unit_fmt("filesystem: {hide: [%s]}\n", bad[i].pattern);
 		check_error(y, 1, 21, bad[i].msg);
 	}
 	check_error("filesystem: {hide: [.env, .env]}\n", 1, 27, "filesystem.hide[1] '.env' repeats an earlier entry");
@@ -1321,13 +1298,13 @@ static void test_hide_components(void **state)
 	}
 	pat[o] = '\0';
 	{
-		_cleanup_free_ char *y = fmt("filesystem: {hide: [%s]}\n", pat);
+		_cleanup_free_ char *y = unit_fmt("filesystem: {hide: [%s]}\n", pat);
 		p = parse_ok(y);
 		assert_string_equal(p->hide[0], pat);
 		pol_free(p);
 	}
 	{
-		_cleanup_free_ char *y = fmt("filesystem: {hide: [%s/a]}\n", pat);
+		_cleanup_free_ char *y = unit_fmt("filesystem: {hide: [%s/a]}\n", pat);
 		check_error(y, 1, 21, "filesystem.hide[0] has more than 64 components (expected at most 64)");
 	}
 	{
@@ -1336,7 +1313,7 @@ static void test_hide_components(void **state)
 		for (size_t i = 0; i < PATH_MAX; i++)
 			big[i] = (i % 200 == 199) ? '/' : 'h';
 		big[PATH_MAX] = '\0';
-		_cleanup_free_ char *y = fmt("filesystem: {hide: [%s]}\n", big);
+		_cleanup_free_ char *y = unit_fmt("filesystem: {hide: [%s]}\n", big);
 		check_error(y, 1, 21, "filesystem.hide[0] is 4096 bytes long (expected less than 4096)");
 	}
 }
@@ -1403,7 +1380,7 @@ static void test_seccomp_rules(void **state)
 /* "seccomp: {rules: [{syscall: s, action: allow, args: [ARGS]}]}" */
 static char *rule_yaml(const char *args)
 {
-	return fmt("seccomp: {rules: [{syscall: s, action: allow, args: [%s]}]}\n", args);
+	return unit_fmt("seccomp: {rules: [{syscall: s, action: allow, args: [%s]}]}\n", args);
 }
 
 /* The column of ARGS in rule_yaml(). */
@@ -1552,17 +1529,17 @@ static void test_bind_kernel_fs(void **state)
 	};
 	(void)state;
 	for (size_t i = 0; i < ELEMENTSOF(src); i++) {
-		_cleanup_free_ char *y = fmt("filesystem: {binds: [{src: %s, dst: /host}]}\n", src[i].path);
-		_cleanup_free_ char *ok = fmt("unsafe: [bind-kernel-fs]\nfilesystem: {binds: [{src: %s, dst: /host}]}\n", src[i].path);
-		_cleanup_free_ char *msg = fmt("filesystem.binds[0].src '%s' would expose the host's %s (expected a path outside /proc, /dev and /sys, or unsafe: [bind-kernel-fs])",
+		_cleanup_free_ char *y = unit_fmt("filesystem: {binds: [{src: %s, dst: /host}]}\n", src[i].path);
+		_cleanup_free_ char *ok = unit_fmt("unsafe: [bind-kernel-fs]\nfilesystem: {binds: [{src: %s, dst: /host}]}\n", src[i].path);
+		_cleanup_free_ char *msg = unit_fmt("filesystem.binds[0].src '%s' would expose the host's %s (expected a path outside /proc, /dev and /sys, or unsafe: [bind-kernel-fs])",
 					       src[i].path, src[i].tree);
 		check_error(y, 1, 28, msg);
 		pol_free(parse_ok(ok));
 	}
 	for (size_t i = 0; i < ELEMENTSOF(dst); i++) {
-		_cleanup_free_ char *y = fmt("filesystem: {binds: [{src: /srv, dst: %s}]}\n", dst[i].path);
-		_cleanup_free_ char *ok = fmt("filesystem: {binds: [{src: /srv, dst: %s}]}\nunsafe: [bind-kernel-fs]\n", dst[i].path);
-		_cleanup_free_ char *msg = fmt("filesystem.binds[0].dst '%s': bind target would cover a guarantee, the sandbox's own %s (expected a path outside /proc, /dev and /sys, or unsafe: [bind-kernel-fs])",
+		_cleanup_free_ char *y = unit_fmt("filesystem: {binds: [{src: /srv, dst: %s}]}\n", dst[i].path);
+		_cleanup_free_ char *ok = unit_fmt("filesystem: {binds: [{src: /srv, dst: %s}]}\nunsafe: [bind-kernel-fs]\n", dst[i].path);
+		_cleanup_free_ char *msg = unit_fmt("filesystem.binds[0].dst '%s': bind target would cover a guarantee, the sandbox's own %s (expected a path outside /proc, /dev and /sys, or unsafe: [bind-kernel-fs])",
 					       dst[i].path, dst[i].tree);
 		check_error(y, 1, 39, msg);
 		pol_free(parse_ok(ok));
@@ -1574,9 +1551,9 @@ static void test_bind_always_refused(void **state)
 	static const char *const dst[] = { "/", "/tmp", "/workspace", "/etc", "/etc/passwd", "/etc/group" };
 	(void)state;
 	for (size_t i = 0; i < ELEMENTSOF(dst); i++) {
-		_cleanup_free_ char *y = fmt("unsafe: [bind-host-root, bind-container-socket, bind-kernel-fs]\n"
+		_cleanup_free_ char *y = unit_fmt("unsafe: [bind-host-root, bind-container-socket, bind-kernel-fs]\n"
 					     "filesystem: {binds: [{src: /srv, dst: %s}]}\n", dst[i]);
-		_cleanup_free_ char *msg = fmt("filesystem.binds[0].dst '%s': bind target would cover a guarantee (expected a path other than /, /tmp, /workspace, /etc, /etc/passwd and /etc/group)", dst[i]);
+		_cleanup_free_ char *msg = unit_fmt("filesystem.binds[0].dst '%s': bind target would cover a guarantee (expected a path other than /, /tmp, /workspace, /etc, /etc/passwd and /etc/group)", dst[i]);
 		check_error(y, 2, 39, msg);
 	}
 }
@@ -1597,16 +1574,16 @@ static void test_bind_container_socket(void **state)
 	};
 	(void)state;
 	for (size_t i = 0; i < ELEMENTSOF(sockets); i++) {
-		_cleanup_free_ char *y = fmt("filesystem: {binds: [{src: %s, dst: /s}]}\n", sockets[i]);
-		_cleanup_free_ char *ok = fmt("filesystem: {binds: [{src: %s, dst: /s}]}\nunsafe: [bind-container-socket]\n", sockets[i]);
-		_cleanup_free_ char *msg = fmt("filesystem.binds[0].src '%s' is a container runtime socket, which controls the host (expected another path, or unsafe: [bind-container-socket])", sockets[i]);
+		_cleanup_free_ char *y = unit_fmt("filesystem: {binds: [{src: %s, dst: /s}]}\n", sockets[i]);
+		_cleanup_free_ char *ok = unit_fmt("filesystem: {binds: [{src: %s, dst: /s}]}\nunsafe: [bind-container-socket]\n", sockets[i]);
+		_cleanup_free_ char *msg = unit_fmt("filesystem.binds[0].src '%s' is a container runtime socket, which controls the host (expected another path, or unsafe: [bind-container-socket])", sockets[i]);
 		check_error(y, 1, 28, msg);
 		pol_free(parse_ok(ok));
 	}
 	for (size_t i = 0; i < ELEMENTSOF(dirs); i++) {
-		_cleanup_free_ char *y = fmt("filesystem: {binds: [{src: %s, dst: /s}]}\n", dirs[i].dir);
-		_cleanup_free_ char *ok = fmt("unsafe: [bind-container-socket]\nfilesystem: {binds: [{src: %s, dst: /s}]}\n", dirs[i].dir);
-		_cleanup_free_ char *msg = fmt("filesystem.binds[0].src '%s' holds the container runtime socket %s (expected a narrower path, or unsafe: [bind-container-socket])", dirs[i].dir, dirs[i].socket);
+		_cleanup_free_ char *y = unit_fmt("filesystem: {binds: [{src: %s, dst: /s}]}\n", dirs[i].dir);
+		_cleanup_free_ char *ok = unit_fmt("unsafe: [bind-container-socket]\nfilesystem: {binds: [{src: %s, dst: /s}]}\n", dirs[i].dir);
+		_cleanup_free_ char *msg = unit_fmt("filesystem.binds[0].src '%s' holds the container runtime socket %s (expected a narrower path, or unsafe: [bind-container-socket])", dirs[i].dir, dirs[i].socket);
 		check_error(y, 1, 28, msg);
 		pol_free(parse_ok(ok));
 	}
@@ -1629,9 +1606,7 @@ static struct pol_policy *parse_file_ok(const char *path, const char *yaml)
 	struct pol_policy *p = NULL;
 	struct pol_diag d = { 0 };
 	int r = pol_parse_file(path, yaml, strlen(yaml), NULL, NULL, &p, &d);
-	if (r != 0)
-		print_error("unexpected failure %d at %s:%u:%u: %s\n", r, d.file, d.line, d.column, d.message);
-	assert_int_equal(r, 0);
+	unit_assert_parsed(r, &d);
 	return p;
 }
 
@@ -1641,15 +1616,8 @@ static void check_file_error(const char *path, const char *yaml, unsigned line, 
 	struct pol_policy *p = sentinel;
 	struct pol_diag d = { 0 };
 	int r = pol_parse_file(path, yaml, strlen(yaml), NULL, NULL, &p, &d);
-	if (r != -EINVAL || d.line != line || d.column != column || strcmp(d.message, msg))
-		print_error("got %d at %s:%u:%u: %s\nwanted %u:%u: %s\n", r, d.file, d.line,
-			    d.column, d.message, line, column, msg);
-	assert_int_equal(r, -EINVAL);
+	unit_assert_diag(r, &d, -EINVAL, path, line, column, msg, UNIT_MSG_EXACT);
 	assert_ptr_equal(p, sentinel);
-	assert_string_equal(d.file, path);
-	assert_int_equal(d.line, line);
-	assert_int_equal(d.column, column);
-	assert_string_equal(d.message, msg);
 }
 
 static void test_bind_relative_src(void **state)
@@ -1712,13 +1680,15 @@ static void test_bind_relative_src_length(void **state)
 	rel[PATH_MAX - 5] = 'r';
 	rel[PATH_MAX - 4] = '\0';
 	{
-		_cleanup_free_ char *y = fmt("filesystem: {binds: [{src: %s, dst: /x}]}\n", rel);
+		_cleanup_free_ char *y =
+			unit_fmt("filesystem: {binds: [{src: %s, dst: /x}]}\n", rel);
 		struct pol_policy *p = parse_file_ok("/d/p.yaml", y);
 		assert_int_equal(strlen(p->binds[0].src), PATH_MAX - 1);
 		pol_free(p);
 	}
 	{
-		_cleanup_free_ char *y = fmt("filesystem: {binds: [{src: %sr, dst: /x}]}\n", rel);
+		_cleanup_free_ char *y =
+			unit_fmt("filesystem: {binds: [{src: %sr, dst: /x}]}\n", rel);
 		struct pol_policy *p = sentinel;
 		struct pol_diag d = { 0 };
 		assert_int_equal(pol_parse_file("/d/p.yaml", y, strlen(y), NULL, NULL, &p, &d), -EINVAL);
@@ -1794,9 +1764,7 @@ static struct pol_policy *parse_mem_ok(struct mem_fs *fs, const char *path, cons
 	struct pol_policy *p = NULL;
 	struct pol_diag d = { 0 };
 	int r = pol_parse_file(path, yaml, strlen(yaml), mem_load, fs, &p, &d);
-	if (r != 0)
-		print_error("unexpected failure %d at %s:%u:%u: %s\n", r, d.file, d.line, d.column, d.message);
-	assert_int_equal(r, 0);
+	unit_assert_parsed(r, &d);
 	return p;
 }
 
@@ -1806,16 +1774,8 @@ static void check_mem_error(struct mem_fs *fs, const char *path, const char *yam
 	struct pol_policy *p = sentinel;
 	struct pol_diag d = { 0 };
 	int r = pol_parse_file(path, yaml, strlen(yaml), mem_load, fs, &p, &d);
-	if (r != err || strcmp(d.file, file) || d.line != line || d.column != column ||
-	    strcmp(d.message, msg))
-		print_error("got %d at %s:%u:%u: %s\nwanted %d at %s:%u:%u: %s\n", r, d.file,
-			    d.line, d.column, d.message, err, file, line, column, msg);
-	assert_int_equal(r, err);
+	unit_assert_diag(r, &d, err, file, line, column, msg, UNIT_MSG_EXACT);
 	assert_ptr_equal(p, sentinel);
-	assert_string_equal(d.file, file);
-	assert_int_equal(d.line, line);
-	assert_int_equal(d.column, column);
-	assert_string_equal(d.message, msg);
 }
 
 static void test_extends_default(void **state)
@@ -1960,9 +1920,9 @@ static void test_extends_depth(void **state)
 	struct pol_policy *p;
 	(void)state;
 	for (size_t i = 0; i < 9; i++) {
-		paths[i] = fmt("/d/f%zu.yaml", i + 1);
-		texts[i] = i + 1 < 9 ? fmt("extends: f%zu.yaml\nlimits: {pids: %zu}\n", i + 2, i + 1)
-				     : fmt("extends: default\nlimits: {pids: 9}\n");
+		paths[i] = unit_fmt("/d/f%zu.yaml", i + 1);
+		texts[i] = i + 1 < 9 ? unit_fmt("extends: f%zu.yaml\nlimits: {pids: %zu}\n", i + 2, i + 1)
+				     : unit_fmt("extends: default\nlimits: {pids: 9}\n");
 		files[i].path = paths[i];
 		files[i].text = texts[i];
 	}

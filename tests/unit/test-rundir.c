@@ -25,6 +25,7 @@
 
 #include "io-util.h"
 #include "rundir.h"
+#include "unit-util.h"
 
 #define NOW_2024 1704164645 /* 2024-01-02T03:04:05Z */
 
@@ -46,32 +47,6 @@ __attribute__((format(printf, 3, 4))) static void fmt(char *buf, size_t len, con
 	assert_true(n > 0 && (size_t)n < len);
 }
 
-static void rm_rf_at(int dfd, const char *name)
-{
-	struct stat st;
-	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		return;
-	if (S_ISDIR(st.st_mode)) {
-		int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (fd >= 0) {
-			(void)fchmod(fd, 0700);
-			DIR *d = fdopendir(fd);
-			if (d) {
-				struct dirent *de;
-				while ((de = readdir(d)))
-					if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
-						rm_rf_at(dirfd(d), de->d_name);
-				(void)closedir(d);
-			} else {
-				(void)close(fd);
-			}
-		}
-		(void)unlinkat(dfd, name, AT_REMOVEDIR);
-	} else {
-		(void)unlinkat(dfd, name, 0);
-	}
-}
-
 static int fx_setup(void **state)
 {
 	struct fx *f = calloc(1, sizeof(*f));
@@ -90,7 +65,7 @@ static int fx_teardown(void **state)
 	struct fx *f = *state;
 	(void)umask(f->old_umask);
 	(void)close(f->root_fd);
-	rm_rf_at(AT_FDCWD, f->root);
+	unit_rm_rf_at(AT_FDCWD, f->root);
 	free(f);
 	return 0;
 }
@@ -132,6 +107,13 @@ static mode_t mode_of(int dfd, const char *rel)
 	struct stat st;
 	assert_int_equal(fstatat(dfd, rel, &st, AT_SYMLINK_NOFOLLOW), 0);
 	return st.st_mode & 07777;
+}
+
+/* dfd/rel holds exactly want and has the permission bits mode. */
+static void assert_file(int dfd, const char *rel, const char *want, mode_t mode)
+{
+	assert_content(dfd, rel, want);
+	assert_int_equal(mode_of(dfd, rel), mode);
 }
 
 static mode_t type_of(int dfd, const char *rel)
@@ -223,6 +205,15 @@ static void assert_why(const char *why, const char *needle)
 	if (!strstr(why, needle))
 		fail_msg("why '%s' lacks '%s'", why, needle);
 	assert_null(strchr(why, '\n'));
+}
+
+/* Copying the template tpl_rel into ws fails with err, and why says needle. */
+static void assert_copy_refused(struct fx *f, const char *tpl_rel, int ws, int err,
+				const char *needle)
+{
+	char why[512];
+	assert_int_equal(copy(f, tpl_rel, ws, why, sizeof(why)), err);
+	assert_why(why, needle);
 }
 
 /* ---- sup_rundir_create ---- */
@@ -378,16 +369,12 @@ static void test_copy_tree(void **state)
 	assert_int_equal(mode_of(ws, "sub"), 0755);
 	assert_int_equal(mode_of(ws, "sub/deeper"), 0750);
 	assert_int_equal(mode_of(ws, "sub/deeper/file.txt"), 0644);
-	assert_content(ws, "run.sh", "#!/bin/sh\necho hi\n");
-	assert_int_equal(mode_of(ws, "run.sh"), 0755);
-	assert_content(ws, "secret", "s3cret");
-	assert_int_equal(mode_of(ws, "secret"), 0600);
+	assert_file(ws, "run.sh", "#!/bin/sh\necho hi\n", 0755);
+	assert_file(ws, "secret", "s3cret", 0600);
 	assert_content(ws, ".hidden", "h");
-	assert_content(ws, "empty", "");
-	assert_int_equal(mode_of(ws, "empty"), 0640);
+	assert_file(ws, "empty", "", 0640);
 	assert_int_equal(mode_of(ws, "ro"), 0555);
-	assert_content(ws, "ro/inside.txt", "inside");
-	assert_int_equal(mode_of(ws, "ro/inside.txt"), 0444);
+	assert_file(ws, "ro/inside.txt", "inside", 0444);
 	assert_int_equal(mode_of(ws, "sgid"), 0775);   /* setgid dropped */
 	assert_int_equal(mode_of(ws, "sticky"), 0777); /* sticky dropped */
 	assert_int_equal(mode_of(ws, "suid"), 0755);   /* setuid dropped */
@@ -464,7 +451,7 @@ static void test_copy_across_filesystems(void **state)
 	why[0] = '\0';
 	int r = sup_rundir_copy_template(tpl, ws, why, sizeof(why));
 	(void)close(t);
-	rm_rf_at(AT_FDCWD, tpl);
+	unit_rm_rf_at(AT_FDCWD, tpl);
 	assert_int_equal(r, 0);
 	char *got = malloc(len + 2);
 	assert_non_null(got);
@@ -472,8 +459,7 @@ static void test_copy_across_filesystems(void **state)
 	assert_memory_equal(got, data, len);
 	assert_int_equal(mode_of(ws, "f"), 0640);
 	assert_int_equal(mode_of(ws, "d"), 0700);
-	assert_content(ws, "d/g", "g");
-	assert_int_equal(mode_of(ws, "d/g"), 0604);
+	assert_file(ws, "d/g", "g", 0604);
 	free(got);
 	free(data);
 	(void)close(ws);
@@ -496,7 +482,7 @@ static void test_copy_fifo_refused(void **state)
 static void test_copy_socket_refused(void **state)
 {
 	struct fx *f = *state;
-	char why[512], sock[PATH_MAX];
+	char sock[PATH_MAX];
 	mk(f->root_fd, "tpl", 0755);
 	int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	assert_true(s >= 0);
@@ -507,8 +493,7 @@ static void test_copy_socket_refused(void **state)
 	assert_int_equal(bind(s, (struct sockaddr *)&sa, sizeof(sa)), 0);
 	(void)close(s);
 	int ws = new_ws(f);
-	assert_int_equal(copy(f, "tpl", ws, why, sizeof(why)), -EINVAL);
-	assert_why(why, "'sock' is a socket");
+	assert_copy_refused(f, "tpl", ws, -EINVAL, "'sock' is a socket");
 	(void)close(ws);
 }
 
@@ -522,12 +507,9 @@ static void test_copy_root_refused(void **state)
 	put(f->root_fd, "file", "x", 0644);
 	int ws = new_ws(f);
 
-	assert_int_equal(copy(f, "tpl-link", ws, why, sizeof(why)), -ELOOP);
-	assert_why(why, "tpl-link' is a symlink");
-	assert_int_equal(copy(f, "tpl-link/", ws, why, sizeof(why)), -ELOOP); /* slash: no bypass */
-	assert_why(why, "is a symlink");
-	assert_int_equal(copy(f, "file", ws, why, sizeof(why)), -ENOTDIR);
-	assert_why(why, "regular file");
+	assert_copy_refused(f, "tpl-link", ws, -ELOOP, "tpl-link' is a symlink");
+	assert_copy_refused(f, "tpl-link/", ws, -ELOOP, "is a symlink"); /* slash: no bypass */
+	assert_copy_refused(f, "file", ws, -ENOTDIR, "regular file");
 	assert_int_equal(copy(f, "missing", ws, why, sizeof(why)), -ENOENT);
 	assert_int_equal(count_entries(ws, "."), 0);
 
@@ -558,13 +540,11 @@ static void test_copy_workspace_inside(void **state)
 static void test_copy_existing_entry(void **state)
 {
 	struct fx *f = *state;
-	char why[512];
 	mk(f->root_fd, "tpl", 0755);
 	put(f->root_fd, "tpl/a", "new", 0644);
 	int ws = new_ws(f);
 	put(ws, "a", "old", 0644);
-	assert_int_equal(copy(f, "tpl", ws, why, sizeof(why)), -EEXIST);
-	assert_why(why, "'a'");
+	assert_copy_refused(f, "tpl", ws, -EEXIST, "'a'");
 	assert_content(ws, "a", "old");
 	(void)close(ws);
 }
@@ -597,8 +577,7 @@ static void test_copy_depth_limit(void **state)
 	assert_int_equal(count_entries(ws, "."), SUP_RUNDIR_MAX_DEPTH);
 	(void)close(ws);
 	ws = new_ws(f);
-	assert_int_equal(copy(f, "deep", ws, why, sizeof(why)), -E2BIG);
-	assert_why(why, "nested more than 64 folders deep");
+	assert_copy_refused(f, "deep", ws, -E2BIG, "nested more than 64 folders deep");
 	(void)close(ws);
 }
 
@@ -619,12 +598,9 @@ static void test_write_nested(void **state)
 	assert_int_equal(type_of(ws, "a"), S_IFDIR);
 	assert_int_equal(mode_of(ws, "a"), 0755);
 	assert_int_equal(mode_of(ws, "a/b"), 0755);
-	assert_content(ws, "a/b/c.txt", "hello\n");
-	assert_int_equal(mode_of(ws, "a/b/c.txt"), 0644);
-	assert_content(ws, "a/sibling", "s");
-	assert_int_equal(mode_of(ws, "a/sibling"), 0640);
-	assert_content(ws, "top.txt", "");
-	assert_int_equal(mode_of(ws, "top.txt"), 0600);
+	assert_file(ws, "a/b/c.txt", "hello\n", 0644);
+	assert_file(ws, "a/sibling", "s", 0640);
+	assert_file(ws, "top.txt", "", 0600);
 	assert_int_equal(count_entries(ws, "."), 5);
 	assert_int_equal(sup_rundir_write_files(ws, NULL, 0, why, sizeof(why)), 0);
 	(void)close(ws);
@@ -680,8 +656,7 @@ static void test_write_replaces_template_file(void **state)
 		{ .path = "docs/README", .content = "new content", .content_len = 11, .mode = 0600 },
 	};
 	assert_int_equal(sup_rundir_write_files(ws, files, 1, why, sizeof(why)), 0);
-	assert_content(ws, "docs/README", "new content");
-	assert_int_equal(mode_of(ws, "docs/README"), 0600);
+	assert_file(ws, "docs/README", "new content", 0600);
 	assert_content(ws, "docs/twin", "old");
 	assert_content(ws, "docs/README2", "old");
 	assert_content(f->root_fd, "tpl/docs/README", "old");

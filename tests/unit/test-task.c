@@ -20,6 +20,7 @@
 #include "cleanup.h"
 #include "policy.h"
 #include "task.h"
+#include "unit-util.h"
 
 #define TASK_PATH "/t/task.yaml"
 
@@ -74,10 +75,7 @@ static struct pol_task *parse_ok_at(const char *path, const char *yaml)
 	struct pol_task *t = NULL;
 	struct pol_diag d = { .line = 12345 };
 	int r = pol_task_parse(path, yaml, strlen(yaml), test_load, NULL, &t, &d);
-	if (r != 0)
-		print_error("unexpected failure %d at %s:%u:%u: %s\n", r, d.file, d.line, d.column,
-			    d.message);
-	assert_int_equal(r, 0);
+	unit_assert_parsed(r, &d);
 	assert_non_null(t);
 	assert_int_equal(d.line, 12345); /* untouched on success */
 	return t;
@@ -98,19 +96,8 @@ static void check_error_full(const char *path, const char *yaml, size_t len, pol
 
 	memset(&d, 0, sizeof(d));
 	r = pol_task_parse(path, yaml, len, load, NULL, &t, &d);
-	if (r != err || d.line != line || d.column != column || !strstr(d.message, substr) ||
-	    strcmp(d.file, file))
-		print_error("got %d at %s:%u:%u: %s\nwanted %d at %s:%u:%u: ...%s...\n", r, d.file,
-			    d.line, d.column, d.message, err, file, line, column, substr);
-	assert_int_equal(r, err);
+	unit_assert_diag(r, &d, err, file, line, column, substr, UNIT_MSG_PART);
 	assert_ptr_equal(t, sentinel);
-	assert_string_equal(d.file, file);
-	assert_int_equal(d.line, line);
-	assert_int_equal(d.column, column);
-	assert_non_null(strstr(d.message, substr));
-	/* Every message says what it expected instead, on one line. */
-	assert_non_null(strstr(d.message, "(expected "));
-	assert_null(strchr(d.message, '\n'));
 }
 
 static void check_error(const char *yaml, unsigned line, unsigned column, const char *substr)
@@ -122,8 +109,7 @@ static void check_error(const char *yaml, unsigned line, unsigned column, const 
 /* HEAD, then body, then CRIT: body starts at line 4. */
 static void check_body_error(const char *body, unsigned line, unsigned column, const char *substr)
 {
-	_cleanup_free_ char *y = NULL;
-	assert_true(asprintf(&y, HEAD "%s" CRIT, body) >= 0);
+	_cleanup_free_ char *y = unit_fmt(HEAD "%s" CRIT, body);
 	check_error(y, line, column, substr);
 }
 
@@ -131,16 +117,46 @@ static void check_body_error(const char *body, unsigned line, unsigned column, c
 static void check_criterion_error(const char *criterion, unsigned line, unsigned column,
 				  const char *substr)
 {
-	_cleanup_free_ char *y = NULL;
-	assert_true(asprintf(&y, HEAD "criteria:\n%s", criterion) >= 0);
+	_cleanup_free_ char *y = unit_fmt(HEAD "criteria:\n%s", criterion);
 	check_error(y, line, column, substr);
+}
+
+/* An input a check_* helper must see refused: where the error is, what its message holds. */
+struct bad {
+	const char *text;
+	unsigned line;
+	unsigned column;
+	const char *msg;
+};
+
+/* Hands each entry of bad to check (check_error, check_body_error, ...). */
+static void check_errors(void (*check)(const char *, unsigned, unsigned, const char *),
+			 const struct bad *bad, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		check(bad[i].text, bad[i].line, bad[i].column, bad[i].msg);
 }
 
 static struct pol_task *parse_criterion(const char *criterion)
 {
-	_cleanup_free_ char *y = NULL;
-	assert_true(asprintf(&y, HEAD "criteria:\n%s", criterion) >= 0);
+	_cleanup_free_ char *y = unit_fmt(HEAD "criteria:\n%s", criterion);
 	return parse_ok(y);
+}
+
+/* head, then line n times, then tail, as a new string the caller frees. */
+static char *repeat_line(const char *head, const char *line, int n, const char *tail)
+{
+	char *y = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&y, &len);
+
+	assert_non_null(f);
+	fputs(head, f);
+	for (int i = 0; i < n; i++)
+		fputs(line, f);
+	fputs(tail, f);
+	fclose(f);
+	return y;
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -333,6 +349,15 @@ static void test_relative_path_needs_absolute_task(void **state)
 
 static void test_folders_resolve(void **state)
 {
+	static const struct bad refused[] = {
+		{ "reference: ../ref\n", 4, 12,
+		  "reference '../ref' has a '..' component (expected a path below the task file's directory, or an absolute one)" },
+		{ "reference: /a//b\n", 4, 12,
+		  "reference '/a//b' has an empty component or a trailing /" },
+		{ "reference: ''\n", 4, 12,
+		  "reference is an empty string (expected a path relative to the task file, or an absolute one)" },
+		{ "reference: [a]\n", 4, 12, "reference is a sequence (expected a path" },
+	};
 	struct pol_task *t = parse_ok_at("/task.yaml", HEAD "reference: ./a/./b\n" CRIT);
 	(void)state;
 	assert_string_equal(t->reference, "/a/b");
@@ -340,13 +365,7 @@ static void test_folders_resolve(void **state)
 	t = parse_ok(HEAD "reference: .\n" CRIT);
 	assert_string_equal(t->reference, "/t");
 	pol_task_free(t);
-	check_body_error("reference: ../ref\n", 4, 12,
-			 "reference '../ref' has a '..' component (expected a path below the task file's directory, or an absolute one)");
-	check_body_error("reference: /a//b\n", 4, 12,
-			 "reference '/a//b' has an empty component or a trailing /");
-	check_body_error("reference: ''\n", 4, 12,
-			 "reference is an empty string (expected a path relative to the task file, or an absolute one)");
-	check_body_error("reference: [a]\n", 4, 12, "reference is a sequence (expected a path");
+	check_errors(check_body_error, refused, ELEMENTSOF(refused));
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -354,18 +373,21 @@ static void test_folders_resolve(void **state)
 
 static void test_schema_version(void **state)
 {
+	static const struct bad refused[] = {
+		{ "task_id: t\n", 1, 1,
+		  "the top level has no schema_version (expected schema_version: 1)" },
+		{ "schema_version: 2\ntask_id: t\n", 1, 17,
+		  "schema_version '2' is not supported (expected 1)" },
+		{ "schema_version: \"1\"\n", 1, 17,
+		  "schema_version is a quoted string (expected 1)" },
+		{ "schema_version: 01\n", 1, 17, "schema_version '01' is not supported" },
+		/* checked first, wherever it stands: an unknown key before it is not reported */
+		{ "bogus: 1\nschema_version: 3\n", 2, 17, "schema_version '3' is not supported" },
+		{ HEAD CRIT "schema_version: 1\n", 5, 1,
+		  "duplicate key 'schema_version' in the top level (expected each key once; first at line 1)" },
+	};
 	(void)state;
-	check_error("task_id: t\n", 1, 1,
-		    "the top level has no schema_version (expected schema_version: 1)");
-	check_error("schema_version: 2\ntask_id: t\n", 1, 17,
-		    "schema_version '2' is not supported (expected 1)");
-	check_error("schema_version: \"1\"\n", 1, 17,
-		    "schema_version is a quoted string (expected 1)");
-	check_error("schema_version: 01\n", 1, 17, "schema_version '01' is not supported");
-	/* checked first, wherever it stands: an unknown key before it is not reported */
-	check_error("bogus: 1\nschema_version: 3\n", 2, 17, "schema_version '3' is not supported");
-	check_error(HEAD CRIT "schema_version: 1\n", 5, 1,
-		    "duplicate key 'schema_version' in the top level (expected each key once; first at line 1)");
+	check_errors(check_error, refused, ELEMENTSOF(refused));
 }
 
 static void test_required_keys(void **state)
@@ -379,30 +401,41 @@ static void test_required_keys(void **state)
 
 static void test_document_shape(void **state)
 {
+	static const struct bad refused[] = {
+		{ "", 1, 1, "document is empty (expected a mapping of task fields)" },
+		{ "- a\n", 1, 1, "document is a sequence (expected a mapping of task fields)" },
+		{ "a\n", 1, 1, "document is a scalar (expected a mapping of task fields)" },
+		{ HEAD CRIT "---\na: 1\n", 5, 1,
+		  "a second document starts here (expected exactly one document)" },
+		{ HEAD CRIT "bogus: 1\n", 5, 1,
+		  "unknown key 'bogus' in the top level (expected one of: schema_version, task_id, description, policy, workspace, setup, agent, reference, criteria, teardown)" },
+		{ HEAD CRIT "task_id: t2\n", 5, 1,
+		  "duplicate key 'task_id' in the top level (expected each key once; first at line 2)" },
+		{ HEAD CRIT "? [a]\n: b\n", 5, 3,
+		  "key in the top level is a sequence (expected a scalar key)" },
+		{ "%YAML 1.1\n---\n" HEAD CRIT, 1, 1, "YAML directive is not allowed" },
+	};
 	(void)state;
-	check_error("", 1, 1, "document is empty (expected a mapping of task fields)");
-	check_error("- a\n", 1, 1, "document is a sequence (expected a mapping of task fields)");
-	check_error("a\n", 1, 1, "document is a scalar (expected a mapping of task fields)");
-	check_error(HEAD CRIT "---\na: 1\n", 5, 1,
-		    "a second document starts here (expected exactly one document)");
-	check_error(HEAD CRIT "bogus: 1\n", 5, 1,
-		    "unknown key 'bogus' in the top level (expected one of: schema_version, task_id, description, policy, workspace, setup, agent, reference, criteria, teardown)");
-	check_error(HEAD CRIT "task_id: t2\n", 5, 1,
-		    "duplicate key 'task_id' in the top level (expected each key once; first at line 2)");
-	check_error(HEAD CRIT "? [a]\n: b\n", 5, 3,
-		    "key in the top level is a sequence (expected a scalar key)");
+	check_errors(check_error, refused, ELEMENTSOF(refused));
 	check_body_error("description: &d x\n", 4, 14, "anchor '&d' is not allowed");
 	check_body_error("description: *d\n", 4, 14, "alias '*d' is not allowed");
 	check_body_error("description: !!str x\n", 4, 14, "tag 'tag:yaml.org,2002:str' is not allowed");
-	check_error("%YAML 1.1\n---\n" HEAD CRIT, 1, 1, "YAML directive is not allowed");
 	check_body_error("description: [a\n", 5, 9, "(expected valid YAML)");
+}
+
+/* HEAD, a description of n fill characters, then CRIT; '0' leaves a run of digits. */
+static char *long_description(int n, char fill)
+{
+	char *y = unit_fmt(HEAD "description: %0*d\n" CRIT, n, 0);
+	for (char *p = strstr(y, "description: ") + 13; *p == '0'; p++)
+		*p = fill;
+	return y;
 }
 
 static void test_input_bounds(void **state)
 {
 	_cleanup_free_ char *big = malloc(TASK_MAX_INPUT_BYTES + 1);
 	_cleanup_free_ char *y = NULL;
-	_cleanup_free_ char *deep = NULL;
 	char nul[] = HEAD "description: a\0b\n" CRIT;
 	(void)state;
 
@@ -422,50 +455,34 @@ static void test_input_bounds(void **state)
 	check_body_error("description: \"\xff\"\n", 4, 15, "(expected UTF-8 text without control characters)");
 
 	/* 10 levels: the root, then 9 nested flow sequences */
-	assert_true(asprintf(&deep, HEAD "description: [[[[[[[[[1]]]]]]]]]\n" CRIT) >= 0);
-	check_error(deep, 4, 22, "nesting is deeper than 9 levels (expected at most 9)");
+	check_error(HEAD "description: [[[[[[[[[1]]]]]]]]]\n" CRIT, 4, 22,
+		    "nesting is deeper than 9 levels (expected at most 9)");
 
 	/* strings: 4096 bytes in a description, 4097 refused by its handler */
-	assert_true(asprintf(&y, HEAD "description: %0*d\n" CRIT, TASK_MAX_STRING, 0) >= 0);
-	for (char *p = strstr(y, "description: ") + 13; *p == '0'; p++)
-		*p = 'x';
+	y = long_description(TASK_MAX_STRING, 'x');
 	pol_task_free(parse_ok(y));
 	free(y);
-	assert_true(asprintf(&y, HEAD "description: %0*d\n" CRIT, TASK_MAX_STRING + 1, 0) >= 0);
-	for (char *p = strstr(y, "description: ") + 13; *p == '0'; p++)
-		*p = 'x';
+	y = long_description(TASK_MAX_STRING + 1, 'x');
 	check_error(y, 4, 14, "description is 4097 bytes long (expected at most 4096 bytes)");
 	free(y);
 	/* and the loader's own limit: the largest content */
-	assert_true(asprintf(&y, HEAD "description: %0*d\n" CRIT, TASK_MAX_CONTENT + 1, 0) >= 0);
+	y = long_description(TASK_MAX_CONTENT + 1, '0');
 	check_error(y, 4, 14, "string of 65537 bytes is too long (expected at most 65536 bytes)");
 }
 
 static void test_list_bounds(void **state)
 {
-	char *y = NULL;
-	size_t len = 0;
-	FILE *f;
+	static const char agent_run[] = "schema_version: 1\ntask_id: t\nagent:\n  run:\n";
+	char *y;
 	(void)state;
 
 	/* 257 argv elements: the loader's list limit */
-	f = open_memstream(&y, &len);
-	assert_non_null(f);
-	fputs("schema_version: 1\ntask_id: t\nagent:\n  run:\n", f);
-	for (int i = 0; i < 257; i++)
-		fputs("    - a\n", f);
-	fputs(CRIT, f);
-	fclose(f);
+	y = repeat_line(agent_run, "    - a\n", 257, CRIT);
 	check_error(y, 261, 7, "sequence has more than 256 entries (expected at most 256)");
 	free(y);
 
 	/* 256 elements are fine */
-	f = open_memstream(&y, &len);
-	fputs("schema_version: 1\ntask_id: t\nagent:\n  run:\n", f);
-	for (int i = 0; i < 256; i++)
-		fputs("    - a\n", f);
-	fputs(CRIT, f);
-	fclose(f);
+	y = repeat_line(agent_run, "    - a\n", 256, CRIT);
 	struct pol_task *t = parse_ok(y);
 	assert_int_equal(t->agent.n_argv, 256);
 	pol_task_free(t);
@@ -477,6 +494,20 @@ static void test_list_bounds(void **state)
 
 static void test_task_id(void **state)
 {
+	static const struct bad refused[] = {
+		{ "schema_version: 1\ntask_id: 12345678901234567890123456789012345678901234567890123456789012345\n", 2, 10,
+		  "task_id is 65 bytes long (expected at most 64 bytes)" },
+		{ "schema_version: 1\ntask_id: .hidden\n", 2, 10,
+		  "task_id '.hidden' starts with '.' (expected 1 to 64 characters of A-Z, a-z, 0-9, '.', '_' and '-', not starting with '.' or '-')" },
+		{ "schema_version: 1\ntask_id: -x\n", 2, 10, "task_id '-x' starts with '-'" },
+		{ "schema_version: 1\ntask_id: a/b\n", 2, 10,
+		  "task_id 'a/b' is not a valid task id" },
+		{ "schema_version: 1\ntask_id: \"a b\"\n", 2, 10,
+		  "task_id 'a b' is not a valid task id" },
+		{ "schema_version: 1\ntask_id: \"\"\n", 2, 10, "task_id is an empty string" },
+		{ "schema_version: 1\ntask_id:\n", 2, 9, "task_id is empty (expected 1 to 64" },
+		{ "schema_version: 1\ntask_id: {a: b}\n", 2, 10, "task_id is a mapping" },
+	};
 	struct pol_task *t;
 	(void)state;
 
@@ -487,18 +518,7 @@ static void test_task_id(void **state)
 	assert_string_equal(t->task_id, "a.b_c-D9");
 	pol_task_free(t);
 
-	check_error("schema_version: 1\ntask_id: 12345678901234567890123456789012345678901234567890123456789012345\n",
-		    2, 10, "task_id is 65 bytes long (expected at most 64 bytes)");
-	check_error("schema_version: 1\ntask_id: .hidden\n", 2, 10,
-		    "task_id '.hidden' starts with '.' (expected 1 to 64 characters of A-Z, a-z, 0-9, '.', '_' and '-', not starting with '.' or '-')");
-	check_error("schema_version: 1\ntask_id: -x\n", 2, 10, "task_id '-x' starts with '-'");
-	check_error("schema_version: 1\ntask_id: a/b\n", 2, 10,
-		    "task_id 'a/b' is not a valid task id");
-	check_error("schema_version: 1\ntask_id: \"a b\"\n", 2, 10,
-		    "task_id 'a b' is not a valid task id");
-	check_error("schema_version: 1\ntask_id: \"\"\n", 2, 10, "task_id is an empty string");
-	check_error("schema_version: 1\ntask_id:\n", 2, 9, "task_id is empty (expected 1 to 64");
-	check_error("schema_version: 1\ntask_id: {a: b}\n", 2, 10, "task_id is a mapping");
+	check_errors(check_error, refused, ELEMENTSOF(refused));
 }
 
 static void test_description(void **state)
@@ -551,15 +571,18 @@ static void test_policy_file_errors(void **state)
 	static const char missing[] = HEAD "policy: nope.yaml\n" CRIT;
 	static const char bad[] = HEAD "policy: bad.yaml\n" CRIT;
 	static const char big[] = HEAD "policy: big.yaml\n" CRIT;
+	static const struct bad refused[] = {
+		{ "policy: nope.yaml\n", 4, 9,
+		  "policy 'nope.yaml': '/t/nope.yaml' cannot be read: No such file or directory (expected a readable policy file)" },
+		{ "policy: denied.yaml\n", 4, 9, "cannot be read: Permission denied" },
+		{ "policy: ../p.yaml\n", 4, 9, "policy '../p.yaml' has a '..' component" },
+		{ "policy: [p.yaml]\n", 4, 9,
+		  "policy is a sequence (expected default, the path of a policy file, or a policy written inline as a mapping)" },
+		{ "policy:\n", 4, 8, "policy is empty" },
+	};
 	(void)state;
 
-	check_body_error("policy: nope.yaml\n", 4, 9,
-			 "policy 'nope.yaml': '/t/nope.yaml' cannot be read: No such file or directory (expected a readable policy file)");
-	check_body_error("policy: denied.yaml\n", 4, 9, "cannot be read: Permission denied");
-	check_body_error("policy: ../p.yaml\n", 4, 9, "policy '../p.yaml' has a '..' component");
-	check_body_error("policy: [p.yaml]\n", 4, 9,
-			 "policy is a sequence (expected default, the path of a policy file, or a policy written inline as a mapping)");
-	check_body_error("policy:\n", 4, 8, "policy is empty");
+	check_errors(check_body_error, refused, ELEMENTSOF(refused));
 	/* an error inside the policy file is reported in that file */
 	check_error_full(TASK_PATH, bad, strlen(bad), test_load, -EINVAL, "/t/bad.yaml", 3, 3,
 			 "unknown key 'memroy' in limits");
@@ -620,20 +643,23 @@ static void test_policy_inline(void **state)
 
 static void test_policy_inline_errors(void **state)
 {
+	static const struct bad refused[] = {
+		/* errors keep the task file's line and column */
+		{ "policy:\n  limits:\n    memroy: 1G\n", 6, 5,
+		  "unknown key 'memroy' in limits (expected one of: memory, pids, cpu, nofile, nproc, fsize, tmpfs, wall, output)" },
+		{ "policy: { namespaces: { user: false } }\n", 4, 31,
+		  "namespaces.user cannot be turned off" },
+		{ "policy: { filesystem: { binds: [{ src: ../x, dst: /x }] } }\n", 4, 40,
+		  "filesystem.binds[0].src '../x' has a '..' component (expected a path below the task file's directory, or an absolute one)" },
+		{ "policy: { extends: task.yaml }\n", 4, 20,
+		  "extends cycle: /t/task.yaml -> /t/task.yaml" },
+	};
 	_cleanup_free_ char *y = NULL;
 	(void)state;
 
-	/* errors keep the task file's line and column */
-	check_body_error("policy:\n  limits:\n    memroy: 1G\n", 6, 5,
-			 "unknown key 'memroy' in limits (expected one of: memory, pids, cpu, nofile, nproc, fsize, tmpfs, wall, output)");
-	check_body_error("policy: { namespaces: { user: false } }\n", 4, 31,
-			 "namespaces.user cannot be turned off");
-	check_body_error("policy: { filesystem: { binds: [{ src: ../x, dst: /x }] } }\n", 4, 40,
-			 "filesystem.binds[0].src '../x' has a '..' component (expected a path below the task file's directory, or an absolute one)");
-	check_body_error("policy: { extends: task.yaml }\n", 4, 20,
-			 "extends cycle: /t/task.yaml -> /t/task.yaml");
+	check_errors(check_body_error, refused, ELEMENTSOF(refused));
 	/* the policy language's own bounds hold inside a task */
-	assert_true(asprintf(&y, HEAD "policy: { hostname: %0*d }\n" CRIT, POL_MAX_STRING + 1, 0) >= 0);
+	y = unit_fmt(HEAD "policy: { hostname: %0*d }\n" CRIT, POL_MAX_STRING + 1, 0);
 	check_error(y, 4, 21, "string of 4097 bytes is too long (expected at most 4096 bytes)");
 }
 
@@ -642,54 +668,58 @@ static void test_policy_inline_errors(void **state)
 
 static void test_workspace_template(void **state)
 {
+	static const struct bad refused[] = {
+		{ "workspace: { template: . }\n", 4, 24,
+		  "workspace.template '/t' holds this task file (expected a folder without it; the agent would see the criteria)" },
+		{ "workspace: { template: / }\n", 4, 24, "holds this task file" },
+		{ "reference: skel/ref\nworkspace: { template: skel }\n", 4, 12,
+		  "reference '/t/skel/ref' is inside workspace.template '/t/skel' (expected a folder outside the template, which the agent sees)" },
+		{ "reference: skel\nworkspace: { template: skel }\n", 4, 12,
+		  "reference '/t/skel' is inside workspace.template '/t/skel'" },
+		{ "workspace: { tmpl: x }\n", 4, 14,
+		  "unknown key 'tmpl' in workspace (expected one of: template, files)" },
+		{ "workspace: [x]\n", 4, 12, "workspace is a sequence (expected a mapping)" },
+	};
 	(void)state;
-	check_body_error("workspace: { template: . }\n", 4, 24,
-			 "workspace.template '/t' holds this task file (expected a folder without it; the agent would see the criteria)");
-	check_body_error("workspace: { template: / }\n", 4, 24, "holds this task file");
-	check_body_error("reference: skel/ref\nworkspace: { template: skel }\n", 4, 12,
-			 "reference '/t/skel/ref' is inside workspace.template '/t/skel' (expected a folder outside the template, which the agent sees)");
-	check_body_error("reference: skel\nworkspace: { template: skel }\n", 4, 12,
-			 "reference '/t/skel' is inside workspace.template '/t/skel'");
+	check_errors(check_body_error, refused, ELEMENTSOF(refused));
 	/* the template inside the reference is fine, so is a sibling */
 	struct pol_task *t = parse_ok(HEAD "reference: ref\nworkspace: { template: ref/skel }\n" CRIT);
 	assert_string_equal(t->workspace_template, "/t/ref/skel");
 	pol_task_free(t);
-	check_body_error("workspace: { tmpl: x }\n", 4, 14,
-			 "unknown key 'tmpl' in workspace (expected one of: template, files)");
-	check_body_error("workspace: [x]\n", 4, 12, "workspace is a sequence (expected a mapping)");
 }
 
 static void test_workspace_files(void **state)
 {
+	static const struct bad refused[] = {
+		{ "workspace: { files: [{ path: /etc/x, content: a }] }\n", 4, 30,
+		  "workspace.files[0].path '/etc/x' is absolute (expected a relative path without leading /)" },
+		{ "workspace: { files: [{ path: a/../b, content: a }] }\n", 4, 30,
+		  "workspace.files[0].path 'a/../b' has a '..' component" },
+		{ "workspace: { files: [{ path: ./a, content: a }] }\n", 4, 30,
+		  "workspace.files[0].path './a' has a '.' component" },
+		{ "workspace: { files: [{ path: a/, content: a }] }\n", 4, 30,
+		  "has an empty component or a trailing /" },
+		{ "workspace: { files: [{ path: a, content: x }, { path: a, content: y }] }\n", 4, 55,
+		  "workspace.files[1].path 'a' repeats workspace.files[0] (expected each path once)" },
+		{ "workspace: { files: [{ path: a, content: x }, { path: a/b, content: y }] }\n", 4, 55,
+		  "workspace.files[1].path 'a/b' and workspace.files[0].path 'a' cannot both be files (expected no file below another)" },
+		{ "workspace: { files: [{ path: a/b, content: x }, { path: a, content: y }] }\n", 4, 57,
+		  "cannot both be files" },
+		{ "workspace: { files: [{ path: a }] }\n", 4, 22,
+		  "workspace.files[0] has no content (expected a mapping with path and content)" },
+		{ "workspace: { files: [{ content: a }] }\n", 4, 22,
+		  "workspace.files[0] has no path" },
+		{ "workspace: { files: [{ path: a, content: }] }\n", 4, 42,
+		  "workspace.files[0].content is empty (expected the file's text; write \"\" for an empty file)" },
+		{ "workspace: { files: [a] }\n", 4, 22,
+		  "workspace.files[0] is a scalar (expected a mapping)" },
+		{ "workspace: { files: { a: b } }\n", 4, 21,
+		  "workspace.files is a mapping (expected a sequence; write [] for none)" },
+	};
 	(void)state;
-	check_body_error("workspace: { files: [{ path: /etc/x, content: a }] }\n", 4, 30,
-			 "workspace.files[0].path '/etc/x' is absolute (expected a relative path without leading /)");
-	check_body_error("workspace: { files: [{ path: a/../b, content: a }] }\n", 4, 30,
-			 "workspace.files[0].path 'a/../b' has a '..' component");
-	check_body_error("workspace: { files: [{ path: ./a, content: a }] }\n", 4, 30,
-			 "workspace.files[0].path './a' has a '.' component");
-	check_body_error("workspace: { files: [{ path: a/, content: a }] }\n", 4, 30,
-			 "has an empty component or a trailing /");
-	check_body_error("workspace: { files: [{ path: a, content: x }, { path: a, content: y }] }\n",
-			 4, 55,
-			 "workspace.files[1].path 'a' repeats workspace.files[0] (expected each path once)");
-	check_body_error("workspace: { files: [{ path: a, content: x }, { path: a/b, content: y }] }\n",
-			 4, 55,
-			 "workspace.files[1].path 'a/b' and workspace.files[0].path 'a' cannot both be files (expected no file below another)");
-	check_body_error("workspace: { files: [{ path: a/b, content: x }, { path: a, content: y }] }\n",
-			 4, 57, "cannot both be files");
+	check_errors(check_body_error, refused, ELEMENTSOF(refused));
 	/* "ab" is no directory of "a" */
 	pol_task_free(parse_ok(HEAD "workspace: { files: [{ path: a, content: x }, { path: ab, content: y }] }\n" CRIT));
-	check_body_error("workspace: { files: [{ path: a }] }\n", 4, 22,
-			 "workspace.files[0] has no content (expected a mapping with path and content)");
-	check_body_error("workspace: { files: [{ content: a }] }\n", 4, 22,
-			 "workspace.files[0] has no path");
-	check_body_error("workspace: { files: [{ path: a, content: }] }\n", 4, 42,
-			 "workspace.files[0].content is empty (expected the file's text; write \"\" for an empty file)");
-	check_body_error("workspace: { files: [a] }\n", 4, 22,
-			 "workspace.files[0] is a scalar (expected a mapping)");
-	check_body_error("workspace: { files: { a: b } }\n", 4, 21,
-			 "workspace.files is a mapping (expected a sequence; write [] for none)");
 }
 
 static void test_workspace_content_size(void **state)
@@ -698,8 +728,8 @@ static void test_workspace_content_size(void **state)
 	struct pol_task *t;
 	(void)state;
 
-	assert_true(asprintf(&y, HEAD "workspace: { files: [{ path: a, content: %0*d }] }\n" CRIT,
-			     TASK_MAX_CONTENT, 0) >= 0);
+	y = unit_fmt(HEAD "workspace: { files: [{ path: a, content: %0*d }] }\n" CRIT,
+		     TASK_MAX_CONTENT, 0);
 	t = parse_ok(y);
 	assert_int_equal(t->files[0].content_len, TASK_MAX_CONTENT);
 	pol_task_free(t);
@@ -714,28 +744,31 @@ static void test_workspace_mode(void **state)
 		{ "0644", 0644 }, { "\"0644\"", 0644 }, { "'0755'", 0755 }, { "0", 0 },
 		{ "0000", 0 }, { "00777", 0777 }, { "0400", 0400 },
 	};
+	static const struct bad refused[] = {
+		{ "workspace: { files: [{ path: a, content: x, mode: 644 }] }\n", 4, 51,
+		  "workspace.files[0].mode '644' has no leading 0, so it would read as decimal (expected an octal mode with a leading 0, like 0644)" },
+		{ "workspace: { files: [{ path: a, content: x, mode: 0o644 }] }\n", 4, 51,
+		  "mode '0o644' is not an octal mode" },
+		{ "workspace: { files: [{ path: a, content: x, mode: 0999 }] }\n", 4, 51,
+		  "mode '0999' is not an octal mode" },
+		{ "workspace: { files: [{ path: a, content: x, mode: 000644 }] }\n", 4, 51,
+		  "mode '000644' is not an octal mode" },
+		{ "workspace: { files: [{ path: a, content: x, mode: 04755 }] }\n", 4, 51,
+		  "mode '04755' sets the setuid, setgid or sticky bit (expected permission bits from 0000 to 0777)" },
+		{ "workspace: { files: [{ path: a, content: x, mode: rw }] }\n", 4, 51,
+		  "mode 'rw' is not an octal mode" },
+	};
 	(void)state;
 
 	for (size_t i = 0; i < ELEMENTSOF(good); i++) {
-		_cleanup_free_ char *y = NULL;
-		assert_true(asprintf(&y, HEAD "workspace: { files: [{ path: a, content: x, mode: %s }] }\n" CRIT,
-				     good[i].text) >= 0);
+		_cleanup_free_ char *y =
+			unit_fmt(HEAD "workspace: { files: [{ path: a, content: x, mode: %s }] }\n" CRIT,
+				 good[i].text);
 		struct pol_task *t = parse_ok(y);
 		assert_int_equal(t->files[0].mode, good[i].mode);
 		pol_task_free(t);
 	}
-	check_body_error("workspace: { files: [{ path: a, content: x, mode: 644 }] }\n", 4, 51,
-			 "workspace.files[0].mode '644' has no leading 0, so it would read as decimal (expected an octal mode with a leading 0, like 0644)");
-	check_body_error("workspace: { files: [{ path: a, content: x, mode: 0o644 }] }\n", 4, 51,
-			 "mode '0o644' is not an octal mode");
-	check_body_error("workspace: { files: [{ path: a, content: x, mode: 0999 }] }\n", 4, 51,
-			 "mode '0999' is not an octal mode");
-	check_body_error("workspace: { files: [{ path: a, content: x, mode: 000644 }] }\n", 4, 51,
-			 "mode '000644' is not an octal mode");
-	check_body_error("workspace: { files: [{ path: a, content: x, mode: 04755 }] }\n", 4, 51,
-			 "mode '04755' sets the setuid, setgid or sticky bit (expected permission bits from 0000 to 0777)");
-	check_body_error("workspace: { files: [{ path: a, content: x, mode: rw }] }\n", 4, 51,
-			 "mode 'rw' is not an octal mode");
+	check_errors(check_body_error, refused, ELEMENTSOF(refused));
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -743,30 +776,33 @@ static void test_workspace_mode(void **state)
 
 static void test_setup(void **state)
 {
+	static const struct bad refused[] = {
+		{ "setup: [{ run: [make], timeout: 0 }]\n", 4, 33,
+		  "setup[0].timeout '0' is out of range (expected 1..86400000 ms)" },
+		{ "setup: [{ run: [make], timeout: 25h }]\n", 4, 33,
+		  "setup[0].timeout '25h' is out of range" },
+		{ "setup: [{ run: [make], timeout: 10 min }]\n", 4, 33,
+		  "setup[0].timeout '10 min' is not a valid number (expected seconds or a number with an ms, s, m or h suffix, like 30s)" },
+		{ "setup: [{ run: [make], fail_on_error: yes }]\n", 4, 39,
+		  "setup[0].fail_on_error 'yes' is not a boolean (expected true or false)" },
+		{ "setup: [{ timeout: 1s }]\n", 4, 9,
+		  "setup[0] has no run (expected a mapping with run: [COMMAND, ARGS...])" },
+		{ "setup: [{ run: [] }]\n", 4, 16,
+		  "setup[0].run is empty (expected a command and its arguments, like [make, test])" },
+		{ "setup: [{ run: make }]\n", 4, 16,
+		  "setup[0].run is a scalar (expected a sequence; write [] for none)" },
+		{ "setup: [{ run: [\"\", a] }]\n", 4, 17,
+		  "setup[0].run[0] is an empty string (expected a command name or path)" },
+		{ "setup: [{ run: [a, [b]] }]\n", 4, 20,
+		  "setup[0].run[1] is a sequence (expected a string)" },
+		{ "setup: [{ run: [a], shell: true }]\n", 4, 21,
+		  "unknown key 'shell' in setup[0] (expected one of: run, timeout, fail_on_error)" },
+		{ "setup: [{ run: [cp, -r, \"{reference}\", .] }]\n", 4, 26,
+		  "setup[0].run[2] '{reference}' uses {reference}, and setup builds what the agent sees and never sees the reference (expected {workspace} or {task_id})" },
+		{ "setup: {run: [a]}\n", 4, 8, "setup is a mapping (expected a sequence" },
+	};
 	(void)state;
-	check_body_error("setup: [{ run: [make], timeout: 0 }]\n", 4, 33,
-			 "setup[0].timeout '0' is out of range (expected 1..86400000 ms)");
-	check_body_error("setup: [{ run: [make], timeout: 25h }]\n", 4, 33,
-			 "setup[0].timeout '25h' is out of range");
-	check_body_error("setup: [{ run: [make], timeout: 10 min }]\n", 4, 33,
-			 "setup[0].timeout '10 min' is not a valid number (expected seconds or a number with an ms, s, m or h suffix, like 30s)");
-	check_body_error("setup: [{ run: [make], fail_on_error: yes }]\n", 4, 39,
-			 "setup[0].fail_on_error 'yes' is not a boolean (expected true or false)");
-	check_body_error("setup: [{ timeout: 1s }]\n", 4, 9,
-			 "setup[0] has no run (expected a mapping with run: [COMMAND, ARGS...])");
-	check_body_error("setup: [{ run: [] }]\n", 4, 16,
-			 "setup[0].run is empty (expected a command and its arguments, like [make, test])");
-	check_body_error("setup: [{ run: make }]\n", 4, 16,
-			 "setup[0].run is a scalar (expected a sequence; write [] for none)");
-	check_body_error("setup: [{ run: [\"\", a] }]\n", 4, 17,
-			 "setup[0].run[0] is an empty string (expected a command name or path)");
-	check_body_error("setup: [{ run: [a, [b]] }]\n", 4, 20,
-			 "setup[0].run[1] is a sequence (expected a string)");
-	check_body_error("setup: [{ run: [a], shell: true }]\n", 4, 21,
-			 "unknown key 'shell' in setup[0] (expected one of: run, timeout, fail_on_error)");
-	check_body_error("setup: [{ run: [cp, -r, \"{reference}\", .] }]\n", 4, 26,
-			 "setup[0].run[2] '{reference}' uses {reference}, and setup builds what the agent sees and never sees the reference (expected {workspace} or {task_id})");
-	check_body_error("setup: {run: [a]}\n", 4, 8, "setup is a mapping (expected a sequence");
+	check_errors(check_body_error, refused, ELEMENTSOF(refused));
 	/* later elements may be empty */
 	struct pol_task *t = parse_ok(HEAD "setup: [{ run: [printf, \"\"] }]\n" CRIT);
 	assert_string_equal(t->setup[0].argv[1], "");
@@ -775,42 +811,66 @@ static void test_setup(void **state)
 
 static void test_setup_count(void **state)
 {
-	char *y = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&y, &len);
+	_cleanup_free_ char *y = repeat_line(HEAD "setup:\n", "  - run: [true]\n", TASK_MAX_STEPS + 1,
+					     CRIT);
 	(void)state;
 
-	assert_non_null(f);
-	fputs(HEAD "setup:\n", f);
-	for (int i = 0; i < TASK_MAX_STEPS + 1; i++)
-		fputs("  - run: [true]\n", f);
-	fputs(CRIT, f);
-	fclose(f);
 	check_error(y, 5 + TASK_MAX_STEPS, 5, "setup has more than 32 steps (expected at most 32)");
-	free(y);
 }
 
 static void test_agent(void **state)
 {
+	static const struct bad refused[] = {
+		{ "schema_version: 1\ntask_id: t\nagent: {timeout: 1m}\n" CRIT, 3, 8,
+		  "agent has no run (expected a mapping with run: [COMMAND, ARGS...])" },
+		{ "schema_version: 1\ntask_id: t\nagent: [a]\n" CRIT, 3, 8,
+		  "agent is a sequence (expected a mapping)" },
+		{ "schema_version: 1\ntask_id: t\nagent: {run: [a], timeout: 0}\n" CRIT, 3, 28,
+		  "agent.timeout '0' is out of range" },
+		{ "schema_version: 1\ntask_id: t\nagent: {run: [a], env: {pass: [1A]}}\n" CRIT, 3, 32,
+		  "agent.env.pass[0] '1A' is not a variable name" },
+		{ "schema_version: 1\ntask_id: t\nagent: {run: [a], env: {pass: [A, A]}}\n" CRIT, 3, 35,
+		  "agent.env.pass[1] 'A' repeats an earlier entry" },
+		{ "schema_version: 1\ntask_id: t\nagent: {run: [a], env: {set: [A=1]}}\n" CRIT, 3, 25,
+		  "unknown key 'set' in agent.env (expected one of: pass)" },
+		{ "schema_version: 1\ntask_id: t\nagent: {run: [a], user: root}\n" CRIT, 3, 19,
+		  "unknown key 'user' in agent (expected one of: run, timeout, env)" },
+	};
 	(void)state;
-	check_error("schema_version: 1\ntask_id: t\nagent: {timeout: 1m}\n" CRIT, 3, 8,
-		    "agent has no run (expected a mapping with run: [COMMAND, ARGS...])");
-	check_error("schema_version: 1\ntask_id: t\nagent: [a]\n" CRIT, 3, 8,
-		    "agent is a sequence (expected a mapping)");
-	check_error("schema_version: 1\ntask_id: t\nagent: {run: [a], timeout: 0}\n" CRIT, 3, 28,
-		    "agent.timeout '0' is out of range");
-	check_error("schema_version: 1\ntask_id: t\nagent: {run: [a], env: {pass: [1A]}}\n" CRIT, 3,
-		    32, "agent.env.pass[0] '1A' is not a variable name");
-	check_error("schema_version: 1\ntask_id: t\nagent: {run: [a], env: {pass: [A, A]}}\n" CRIT,
-		    3, 35, "agent.env.pass[1] 'A' repeats an earlier entry");
-	check_error("schema_version: 1\ntask_id: t\nagent: {run: [a], env: {set: [A=1]}}\n" CRIT, 3,
-		    25, "unknown key 'set' in agent.env (expected one of: pass)");
-	check_error("schema_version: 1\ntask_id: t\nagent: {run: [a], user: root}\n" CRIT, 3, 19,
-		    "unknown key 'user' in agent (expected one of: run, timeout, env)");
+	check_errors(check_error, refused, ELEMENTSOF(refused));
 }
 
 static void test_placeholders(void **state)
 {
+	static const struct bad refused[] = {
+		/* the column is the brace's when the string stands in the file as written */
+		{ "schema_version: 1\ntask_id: t\nagent: {run: [a, \"ab{foo}\"]}\n" CRIT, 3, 21,
+		  "agent.run[1] 'ab{foo}' has an unknown placeholder {foo} (expected {workspace} or {task_id}, or {{ and }} for literal braces)" },
+		{ "schema_version: 1\ntask_id: t\nagent:\n  run:\n    - a\n    - x{Workspace}\n" CRIT, 6, 8,
+		  "agent.run[1] 'x{Workspace}' has an unknown placeholder {Workspace}" },
+		{ "schema_version: 1\ntask_id: t\nagent: {run: [a, '{}']}\n" CRIT, 3, 19,
+		  "has an unknown placeholder {} (expected" },
+		{ "schema_version: 1\ntask_id: t\nagent: {run: [a, \"{reference}\"]}\n" CRIT, 3, 19,
+		  "agent.run[1] '{reference}' uses {reference}, and the agent never sees the reference (expected {workspace} or {task_id})" },
+		{ "schema_version: 1\ntask_id: t\nagent: {run: [a, \"x {workspace\"]}\n" CRIT, 3, 21,
+		  "agent.run[1] 'x {workspace' has a '{' without a closing '}' (expected {name}, or {{ for a literal {)" },
+		{ "schema_version: 1\ntask_id: t\nagent: {run: [a, \"{a{b}\"]}\n" CRIT, 3, 19,
+		  "has a '{' without a closing '}'" },
+		{ "schema_version: 1\ntask_id: t\nagent: {run: [a, \"x}\"]}\n" CRIT, 3, 20,
+		  "agent.run[1] 'x}' has a '}' without an opening '{' (expected {name}, or }} for a literal })" },
+		{ "schema_version: 1\ntask_id: t\nagent: {run: [a, \"{{{x}\"]}\n" CRIT, 3, 21,
+		  "unknown placeholder {x}" },
+		/* columns count characters, not bytes */
+		{ "schema_version: 1\ntask_id: t\nagent: {run: [a, \"\xc3\xa9\xc3\xa9{x}\"]}\n" CRIT, 3, 21,
+		  "unknown placeholder {x}" },
+		/* written with escapes or over lines: the scalar's own position */
+		{ "schema_version: 1\ntask_id: t\nagent: {run: [a, \"\\t{x}\"]}\n" CRIT, 3, 18,
+		  "unknown placeholder {x}" },
+		{ "schema_version: 1\ntask_id: t\nagent: {run: [a, 'it''s {x}']}\n" CRIT, 3, 18,
+		  "unknown placeholder {x}" },
+		{ "schema_version: 1\ntask_id: t\nagent:\n  run:\n    - a\n    - |\n      {x}\n" CRIT, 6, 7,
+		  "unknown placeholder {x}" },
+	};
 	struct pol_task *t;
 	(void)state;
 
@@ -818,33 +878,7 @@ static void test_placeholders(void **state)
 	assert_string_equal(t->agent.argv[1], "{{x}} {workspace}/{task_id} }}");
 	pol_task_free(t);
 
-	/* the column is the brace's when the string stands in the file as written */
-	check_error("schema_version: 1\ntask_id: t\nagent: {run: [a, \"ab{foo}\"]}\n" CRIT, 3, 21,
-		    "agent.run[1] 'ab{foo}' has an unknown placeholder {foo} (expected {workspace} or {task_id}, or {{ and }} for literal braces)");
-	check_error("schema_version: 1\ntask_id: t\nagent:\n  run:\n    - a\n    - x{Workspace}\n" CRIT,
-		    6, 8, "agent.run[1] 'x{Workspace}' has an unknown placeholder {Workspace}");
-	check_error("schema_version: 1\ntask_id: t\nagent: {run: [a, '{}']}\n" CRIT, 3, 19,
-		    "has an unknown placeholder {} (expected");
-	check_error("schema_version: 1\ntask_id: t\nagent: {run: [a, \"{reference}\"]}\n" CRIT, 3, 19,
-		    "agent.run[1] '{reference}' uses {reference}, and the agent never sees the reference (expected {workspace} or {task_id})");
-	check_error("schema_version: 1\ntask_id: t\nagent: {run: [a, \"x {workspace\"]}\n" CRIT, 3, 21,
-		    "agent.run[1] 'x {workspace' has a '{' without a closing '}' (expected {name}, or {{ for a literal {)");
-	check_error("schema_version: 1\ntask_id: t\nagent: {run: [a, \"{a{b}\"]}\n" CRIT, 3, 19,
-		    "has a '{' without a closing '}'");
-	check_error("schema_version: 1\ntask_id: t\nagent: {run: [a, \"x}\"]}\n" CRIT, 3, 20,
-		    "agent.run[1] 'x}' has a '}' without an opening '{' (expected {name}, or }} for a literal })");
-	check_error("schema_version: 1\ntask_id: t\nagent: {run: [a, \"{{{x}\"]}\n" CRIT, 3, 21,
-		    "unknown placeholder {x}");
-	/* columns count characters, not bytes */
-	check_error("schema_version: 1\ntask_id: t\nagent: {run: [a, \"\xc3\xa9\xc3\xa9{x}\"]}\n" CRIT,
-		    3, 21, "unknown placeholder {x}");
-	/* written with escapes or over lines: the scalar's own position */
-	check_error("schema_version: 1\ntask_id: t\nagent: {run: [a, \"\\t{x}\"]}\n" CRIT, 3, 18,
-		    "unknown placeholder {x}");
-	check_error("schema_version: 1\ntask_id: t\nagent: {run: [a, 'it''s {x}']}\n" CRIT, 3, 18,
-		    "unknown placeholder {x}");
-	check_error("schema_version: 1\ntask_id: t\nagent:\n  run:\n    - a\n    - |\n      {x}\n" CRIT,
-		    6, 7, "unknown placeholder {x}");
+	check_errors(check_error, refused, ELEMENTSOF(refused));
 }
 
 static void test_reference_placeholder(void **state)
@@ -881,9 +915,7 @@ static void test_teardown(void **state)
 
 static void test_criteria_list(void **state)
 {
-	char *y = NULL;
-	size_t len = 0;
-	FILE *f;
+	_cleanup_free_ char *y = NULL;
 	(void)state;
 
 	check_error(HEAD "criteria: []\n", 4, 11, "criteria is empty (expected 1 to 64 criteria)");
@@ -891,36 +923,34 @@ static void test_criteria_list(void **state)
 	check_error(HEAD "criteria:\n", 4, 10, "criteria is empty (expected a sequence");
 	check_error(HEAD "criteria: [a]\n", 4, 12, "criteria[0] is a scalar (expected a mapping)");
 
-	f = open_memstream(&y, &len);
-	assert_non_null(f);
-	fputs(HEAD "criteria:\n", f);
-	for (int i = 0; i < TASK_MAX_CRITERIA + 1; i++)
-		fputs("  - { description: d, file_exists: a }\n", f);
-	fclose(f);
+	y = repeat_line(HEAD "criteria:\n", "  - { description: d, file_exists: a }\n",
+			TASK_MAX_CRITERIA + 1, "");
 	check_error(y, 5 + TASK_MAX_CRITERIA, 5,
 		    "criteria has more than 64 entries (expected at most 64)");
-	free(y);
 }
 
 static void test_criterion_shape(void **state)
 {
+	static const struct bad refused[] = {
+		{ "  - { file_exists: a }\n", 5, 5,
+		  "criteria[0] has no description (expected a mapping with description and a check)" },
+		{ "  - { description: d }\n", 5, 5,
+		  "criteria[0] has no check (expected one of: file_exists, file_absent, file_contains, file_matches, json_equals, command)" },
+		{ "  - { description: d, file_exists: a, command: { run: [x] } }\n", 5, 39,
+		  "criteria[0] has both file_exists and command (expected exactly one of: file_exists, file_absent, file_contains, file_matches, json_equals, command)" },
+		{ "  - { description: d, file_exists: a, file_exists: b }\n", 5, 39,
+		  "duplicate key 'file_exists' in criteria[0] (expected each key once; first at line 5)" },
+		{ "  - { description: d, file_exists: a, name: x }\n", 5, 39,
+		  "unknown key 'name' in criteria[0] (expected one of: description, weight, pass_threshold, file_exists, file_absent, file_contains, file_matches, json_equals, command)" },
+		{ "  - { description: d, file_exists: /a }\n", 5, 36,
+		  "criteria[0].file_exists '/a' is absolute" },
+		{ "  - { description: d, file_absent: a/.. }\n", 5, 36,
+		  "criteria[0].file_absent 'a/..' has a '..' component" },
+		{ "  - { description: d, file_absent: }\n", 5, 36,
+		  "criteria[0].file_absent is empty (expected a workspace-relative path like src/main.c)" },
+	};
 	(void)state;
-	check_criterion_error("  - { file_exists: a }\n", 5, 5,
-			      "criteria[0] has no description (expected a mapping with description and a check)");
-	check_criterion_error("  - { description: d }\n", 5, 5,
-			      "criteria[0] has no check (expected one of: file_exists, file_absent, file_contains, file_matches, json_equals, command)");
-	check_criterion_error("  - { description: d, file_exists: a, command: { run: [x] } }\n", 5, 39,
-			      "criteria[0] has both file_exists and command (expected exactly one of: file_exists, file_absent, file_contains, file_matches, json_equals, command)");
-	check_criterion_error("  - { description: d, file_exists: a, file_exists: b }\n", 5, 39,
-			      "duplicate key 'file_exists' in criteria[0] (expected each key once; first at line 5)");
-	check_criterion_error("  - { description: d, file_exists: a, name: x }\n", 5, 39,
-			      "unknown key 'name' in criteria[0] (expected one of: description, weight, pass_threshold, file_exists, file_absent, file_contains, file_matches, json_equals, command)");
-	check_criterion_error("  - { description: d, file_exists: /a }\n", 5, 36,
-			      "criteria[0].file_exists '/a' is absolute");
-	check_criterion_error("  - { description: d, file_absent: a/.. }\n", 5, 36,
-			      "criteria[0].file_absent 'a/..' has a '..' component");
-	check_criterion_error("  - { description: d, file_absent: }\n", 5, 36,
-			      "criteria[0].file_absent is empty (expected a workspace-relative path like src/main.c)");
+	check_errors(check_criterion_error, refused, ELEMENTSOF(refused));
 }
 
 static void test_weights(void **state)
@@ -932,31 +962,33 @@ static void test_weights(void **state)
 		{ "0", 0 }, { "1", 1000 }, { "2.5", 2500 }, { "0.001", 1 }, { "1.000", 1000 },
 		{ "1000000", 1000000000u },
 	};
+	static const struct bad refused[] = {
+		{ "  - { description: d, file_exists: a, weight: 1.0001 }\n", 5, 47,
+		  "criteria[0].weight '1.0001' is not a valid number (expected a number from 0 to 1000000 with at most 3 decimals, like 2.5)" },
+		{ "  - { description: d, file_exists: a, weight: -1 }\n", 5, 47,
+		  "weight '-1' is not a valid number" },
+		{ "  - { description: d, file_exists: a, weight: .5 }\n", 5, 47,
+		  "weight '.5' is not a valid number" },
+		{ "  - { description: d, file_exists: a, weight: \"2\" }\n", 5, 47,
+		  "criteria[0].weight is a quoted string" },
+		{ "  - { description: d, file_exists: a, weight: 1000000.001 }\n", 5, 47,
+		  "criteria[0].weight '1000000.001' is out of range (expected a number from 0 to 1000000" },
+		{ "  - { description: d, file_exists: a, weight: 99999999999999999999 }\n", 5, 47,
+		  "is out of range" },
+		{ "  - { description: d, file_exists: a, weight: 0 }\n  - { description: e, file_exists: b, weight: 0.000 }\n", 5, 3,
+		  "criteria all have weight 0 (expected at least one criterion with a weight above 0)" },
+	};
 	(void)state;
 
 	for (size_t i = 0; i < ELEMENTSOF(good); i++) {
-		_cleanup_free_ char *c = NULL;
-		assert_true(asprintf(&c, "  - { description: d, file_exists: a, weight: %s }\n  - { description: e, file_exists: b }\n",
-				     good[i].text) >= 0);
+		_cleanup_free_ char *c = unit_fmt("  - { description: d, file_exists: a, weight: %s }\n"
+						  "  - { description: e, file_exists: b }\n",
+						  good[i].text);
 		struct pol_task *t = parse_criterion(c);
 		assert_int_equal(t->criteria[0].weight_milli, good[i].milli);
 		pol_task_free(t);
 	}
-	check_criterion_error("  - { description: d, file_exists: a, weight: 1.0001 }\n", 5, 47,
-			      "criteria[0].weight '1.0001' is not a valid number (expected a number from 0 to 1000000 with at most 3 decimals, like 2.5)");
-	check_criterion_error("  - { description: d, file_exists: a, weight: -1 }\n", 5, 47,
-			      "weight '-1' is not a valid number");
-	check_criterion_error("  - { description: d, file_exists: a, weight: .5 }\n", 5, 47,
-			      "weight '.5' is not a valid number");
-	check_criterion_error("  - { description: d, file_exists: a, weight: \"2\" }\n", 5, 47,
-			      "criteria[0].weight is a quoted string");
-	check_criterion_error("  - { description: d, file_exists: a, weight: 1000000.001 }\n", 5, 47,
-			      "criteria[0].weight '1000000.001' is out of range (expected a number from 0 to 1000000");
-	check_criterion_error("  - { description: d, file_exists: a, weight: 99999999999999999999 }\n",
-			      5, 47, "is out of range");
-	check_criterion_error("  - { description: d, file_exists: a, weight: 0 }\n  - { description: e, file_exists: b, weight: 0.000 }\n",
-			      5, 3,
-			      "criteria all have weight 0 (expected at least one criterion with a weight above 0)");
+	check_errors(check_criterion_error, refused, ELEMENTSOF(refused));
 }
 
 static void test_pass_threshold(void **state)
@@ -978,6 +1010,24 @@ static void test_pass_threshold(void **state)
 
 static void test_file_contains(void **state)
 {
+	static const struct bad refused[] = {
+		{ "  - description: d\n    file_contains: { path: a }\n", 6, 20,
+		  "criteria[0].file_contains has no includes or excludes entry (expected at least one string to look for)" },
+		{ "  - description: d\n    file_contains: { path: a, includes: [], excludes: [] }\n", 6, 20,
+		  "has no includes or excludes entry" },
+		{ "  - description: d\n    file_contains: { includes: [x] }\n", 6, 20,
+		  "criteria[0].file_contains has no path (expected a mapping with path and includes or excludes)" },
+		{ "  - description: d\n    file_contains: { path: a, includes: [x, y], excludes: [y] }\n", 6, 60,
+		  "criteria[0].file_contains.excludes[0] 'y' is also in criteria[0].file_contains.includes (expected a string in at most one list)" },
+		{ "  - description: d\n    file_contains: { path: a, includes: [x, x] }\n", 6, 45,
+		  "criteria[0].file_contains.includes[1] 'x' repeats an earlier entry" },
+		{ "  - description: d\n    file_contains: { path: a, includes: [\"\"] }\n", 6, 42,
+		  "criteria[0].file_contains.includes[0] is an empty string (expected a non-empty string to look for)" },
+		{ "  - description: d\n    file_contains: { path: a, includes: x }\n", 6, 41,
+		  "criteria[0].file_contains.includes is a scalar (expected a sequence" },
+		{ "  - description: d\n    file_contains: [a]\n", 6, 20,
+		  "criteria[0].file_contains is a sequence (expected a mapping)" },
+	};
 	struct pol_task *t;
 	(void)state;
 
@@ -986,28 +1036,33 @@ static void test_file_contains(void **state)
 	assert_null(t->criteria[0].includes);
 	assert_int_equal(t->criteria[0].n_excludes, 1);
 	pol_task_free(t);
-	check_criterion_error("  - description: d\n    file_contains: { path: a }\n", 6, 20,
-			      "criteria[0].file_contains has no includes or excludes entry (expected at least one string to look for)");
-	check_criterion_error("  - description: d\n    file_contains: { path: a, includes: [], excludes: [] }\n",
-			      6, 20, "has no includes or excludes entry");
-	check_criterion_error("  - description: d\n    file_contains: { includes: [x] }\n", 6, 20,
-			      "criteria[0].file_contains has no path (expected a mapping with path and includes or excludes)");
-	check_criterion_error("  - description: d\n    file_contains: { path: a, includes: [x, y], excludes: [y] }\n",
-			      6, 60,
-			      "criteria[0].file_contains.excludes[0] 'y' is also in criteria[0].file_contains.includes (expected a string in at most one list)");
-	check_criterion_error("  - description: d\n    file_contains: { path: a, includes: [x, x] }\n",
-			      6, 45, "criteria[0].file_contains.includes[1] 'x' repeats an earlier entry");
-	check_criterion_error("  - description: d\n    file_contains: { path: a, includes: [\"\"] }\n",
-			      6, 42,
-			      "criteria[0].file_contains.includes[0] is an empty string (expected a non-empty string to look for)");
-	check_criterion_error("  - description: d\n    file_contains: { path: a, includes: x }\n",
-			      6, 41, "criteria[0].file_contains.includes is a scalar (expected a sequence");
-	check_criterion_error("  - description: d\n    file_contains: [a]\n", 6, 20,
-			      "criteria[0].file_contains is a sequence (expected a mapping)");
+	check_errors(check_criterion_error, refused, ELEMENTSOF(refused));
 }
 
 static void test_file_matches(void **state)
 {
+	static const struct bad refused[] = {
+		{ "  - description: d\n    file_matches: { path: a, regex: \"a(\" }\n", 6, 37,
+		  "criteria[0].file_matches.regex 'a(' is not a valid regex: Unmatched ( or \\( (expected a POSIX extended regular expression)" },
+		{ "  - description: d\n    file_matches: { path: a, regex: \"[a\" }\n", 6, 37,
+		  "is not a valid regex: Unmatched [" },
+		{ "  - description: d\n    file_matches: { path: a, regex: \"(a)\\\\1\" }\n", 6, 37,
+		  "criteria[0].file_matches.regex '(a)\\x5c1' has the back-reference \\1 (expected a POSIX extended regex without back-references)" },
+		{ "  - description: d\n    file_matches: { path: a, regex: \"a{256}\" }\n", 6, 37,
+		  "regex 'a{256}' repeats something up to 256 times (expected bounds of at most 255)" },
+		{ "  - description: d\n    file_matches: { path: a, regex: \"((a{100}){101})\" }\n", 6, 37,
+		  "regex '((a{100}){101})' is too complex once its repeats are expanded (expected at most 8192 atoms; nested {m,n} multiply)" },
+		{ "  - description: d\n    file_matches: { path: a, regex: \"(a{255}){33}\" }\n", 6, 37,
+		  "is too complex" },
+		{ "  - description: d\n    file_matches: { path: a, regex: \"((((((((((((((((((((((((((((((((((a))))))))))))))))))))))))))))))))))\" }\n", 6, 37,
+		  "nests groups more than 32 deep (expected at most 32)" },
+		{ "  - description: d\n    file_matches: { path: a, regex: \"\" }\n", 6, 37,
+		  "criteria[0].file_matches.regex is an empty string (expected a POSIX extended regular expression)" },
+		{ "  - description: d\n    file_matches: { path: a }\n", 6, 19,
+		  "criteria[0].file_matches has no regex (expected a mapping with path and regex)" },
+		{ "  - description: d\n    file_matches: { regex: a }\n", 6, 19,
+		  "criteria[0].file_matches has no path" },
+	};
 	struct pol_task *t;
 	(void)state;
 
@@ -1018,34 +1073,33 @@ static void test_file_matches(void **state)
 	t = parse_criterion("  - description: d\n    file_matches: { path: a, regex: \"(a{255}){32}\" }\n");
 	pol_task_free(t);
 
-	check_criterion_error("  - description: d\n    file_matches: { path: a, regex: \"a(\" }\n", 6,
-			      37,
-			      "criteria[0].file_matches.regex 'a(' is not a valid regex: Unmatched ( or \\( (expected a POSIX extended regular expression)");
-	check_criterion_error("  - description: d\n    file_matches: { path: a, regex: \"[a\" }\n", 6,
-			      37, "is not a valid regex: Unmatched [");
-	check_criterion_error("  - description: d\n    file_matches: { path: a, regex: \"(a)\\\\1\" }\n",
-			      6, 37,
-			      "criteria[0].file_matches.regex '(a)\\x5c1' has the back-reference \\1 (expected a POSIX extended regex without back-references)");
-	check_criterion_error("  - description: d\n    file_matches: { path: a, regex: \"a{256}\" }\n",
-			      6, 37,
-			      "regex 'a{256}' repeats something up to 256 times (expected bounds of at most 255)");
-	check_criterion_error("  - description: d\n    file_matches: { path: a, regex: \"((a{100}){101})\" }\n",
-			      6, 37,
-			      "regex '((a{100}){101})' is too complex once its repeats are expanded (expected at most 8192 atoms; nested {m,n} multiply)");
-	check_criterion_error("  - description: d\n    file_matches: { path: a, regex: \"(a{255}){33}\" }\n",
-			      6, 37, "is too complex");
-	check_criterion_error("  - description: d\n    file_matches: { path: a, regex: \"((((((((((((((((((((((((((((((((((a))))))))))))))))))))))))))))))))))\" }\n",
-			      6, 37, "nests groups more than 32 deep (expected at most 32)");
-	check_criterion_error("  - description: d\n    file_matches: { path: a, regex: \"\" }\n", 6, 37,
-			      "criteria[0].file_matches.regex is an empty string (expected a POSIX extended regular expression)");
-	check_criterion_error("  - description: d\n    file_matches: { path: a }\n", 6, 19,
-			      "criteria[0].file_matches has no regex (expected a mapping with path and regex)");
-	check_criterion_error("  - description: d\n    file_matches: { regex: a }\n", 6, 19,
-			      "criteria[0].file_matches has no path");
+	check_errors(check_criterion_error, refused, ELEMENTSOF(refused));
 }
 
 static void test_json_pointer_and_op(void **state)
 {
+	static const struct bad refused[] = {
+		{ "  - description: d\n    json_equals: { path: a.json, pointer: a/b, op: exists }\n", 6, 43,
+		  "criteria[0].json_equals.pointer 'a/b' does not start with / (expected a JSON pointer like /items/0/name, or \"\" for the whole document)" },
+		{ "  - description: d\n    json_equals: { path: a.json, pointer: /a~2, op: exists }\n", 6, 43,
+		  "pointer '/a~2' has a '~' that is not ~0 or ~1 (expected ~0 for ~ and ~1 for / inside a token)" },
+		{ "  - description: d\n    json_equals: { path: a.json, pointer: /a~, op: exists }\n", 6, 43,
+		  "has a '~' that is not ~0 or ~1" },
+		{ "  - description: d\n    json_equals: { path: a.json, pointer: , op: exists }\n", 6, 43,
+		  "pointer is empty (expected a JSON pointer" },
+		{ "  - description: d\n    json_equals: { path: a.json, pointer: /a, op: equals, value: 1 }\n", 6, 51,
+		  "criteria[0].json_equals.op 'equals' is not a comparison (expected one of: eq, ne, exists, lt, le, gt, ge)" },
+		{ "  - description: d\n    json_equals: { path: a.json, op: exists }\n", 6, 18,
+		  "criteria[0].json_equals has no pointer (expected a mapping with path, pointer, op and, unless op is exists, value)" },
+		{ "  - description: d\n    json_equals: { path: a.json, pointer: /a }\n", 6, 18,
+		  "criteria[0].json_equals has no op" },
+		{ "  - description: d\n    json_equals: { path: a.json, pointer: /a, op: exists, value: 1 }\n", 6, 66,
+		  "criteria[0].json_equals.value is set, but op is exists (expected no value with exists)" },
+		{ "  - description: d\n    json_equals: { path: a.json, pointer: /a, op: eq }\n", 6, 18,
+		  "criteria[0].json_equals has no value (expected a value to compare with op eq)" },
+		{ "  - description: d\n    json_equals: { path: a.json, pointer: /a, op: gt, value: \"3\" }\n", 6, 62,
+		  "criteria[0].json_equals.value '3' is not a number, but op is gt (expected a number)" },
+	};
 	struct pol_task *t;
 	(void)state;
 
@@ -1053,33 +1107,15 @@ static void test_json_pointer_and_op(void **state)
 	assert_string_equal(t->criteria[0].pointer, "/~0~1/0");
 	assert_int_equal(t->criteria[0].op, POL_TASK_JSON_NE);
 	pol_task_free(t);
-	check_criterion_error("  - description: d\n    json_equals: { path: a.json, pointer: a/b, op: exists }\n",
-			      6, 43,
-			      "criteria[0].json_equals.pointer 'a/b' does not start with / (expected a JSON pointer like /items/0/name, or \"\" for the whole document)");
-	check_criterion_error("  - description: d\n    json_equals: { path: a.json, pointer: /a~2, op: exists }\n",
-			      6, 43,
-			      "pointer '/a~2' has a '~' that is not ~0 or ~1 (expected ~0 for ~ and ~1 for / inside a token)");
-	check_criterion_error("  - description: d\n    json_equals: { path: a.json, pointer: /a~, op: exists }\n",
-			      6, 43, "has a '~' that is not ~0 or ~1");
-	check_criterion_error("  - description: d\n    json_equals: { path: a.json, pointer: , op: exists }\n",
-			      6, 43, "pointer is empty (expected a JSON pointer");
-	check_criterion_error("  - description: d\n    json_equals: { path: a.json, pointer: /a, op: equals, value: 1 }\n",
-			      6, 51,
-			      "criteria[0].json_equals.op 'equals' is not a comparison (expected one of: eq, ne, exists, lt, le, gt, ge)");
-	check_criterion_error("  - description: d\n    json_equals: { path: a.json, op: exists }\n", 6,
-			      18,
-			      "criteria[0].json_equals has no pointer (expected a mapping with path, pointer, op and, unless op is exists, value)");
-	check_criterion_error("  - description: d\n    json_equals: { path: a.json, pointer: /a }\n",
-			      6, 18, "criteria[0].json_equals has no op");
-	check_criterion_error("  - description: d\n    json_equals: { path: a.json, pointer: /a, op: exists, value: 1 }\n",
-			      6, 66,
-			      "criteria[0].json_equals.value is set, but op is exists (expected no value with exists)");
-	check_criterion_error("  - description: d\n    json_equals: { path: a.json, pointer: /a, op: eq }\n",
-			      6, 18,
-			      "criteria[0].json_equals has no value (expected a value to compare with op eq)");
-	check_criterion_error("  - description: d\n    json_equals: { path: a.json, pointer: /a, op: gt, value: \"3\" }\n",
-			      6, 62,
-			      "criteria[0].json_equals.value '3' is not a number, but op is gt (expected a number)");
+	check_errors(check_criterion_error, refused, ELEMENTSOF(refused));
+}
+
+/* A json_equals criterion comparing /a with value, written as YAML: value is at line 6, column 62. */
+static char *json_equals_value(const char *value)
+{
+	return unit_fmt("  - description: d\n"
+			"    json_equals: { path: a.json, pointer: /a, op: eq, value: %s }\n",
+			value);
 }
 
 static void test_json_values(void **state)
@@ -1127,9 +1163,7 @@ static void test_json_values(void **state)
 	(void)state;
 
 	for (size_t i = 0; i < ELEMENTSOF(good); i++) {
-		_cleanup_free_ char *c = NULL;
-		assert_true(asprintf(&c, "  - description: d\n    json_equals: { path: a.json, pointer: /a, op: eq, value: %s }\n",
-				     good[i].text) >= 0);
+		_cleanup_free_ char *c = json_equals_value(good[i].text);
 		struct pol_task *t = parse_criterion(c);
 		const struct pol_task_criterion *cr = &t->criteria[0];
 		assert_int_equal(cr->value_type, good[i].type);
@@ -1142,9 +1176,7 @@ static void test_json_values(void **state)
 		pol_task_free(t);
 	}
 	for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
-		_cleanup_free_ char *c = NULL;
-		assert_true(asprintf(&c, "  - description: d\n    json_equals: { path: a.json, pointer: /a, op: eq, value: %s }\n",
-				     bad[i].text) >= 0);
+		_cleanup_free_ char *c = json_equals_value(bad[i].text);
 		check_criterion_error(c, 6, 62, bad[i].msg);
 	}
 	/* an empty value (YAML null) */
@@ -1154,6 +1186,32 @@ static void test_json_values(void **state)
 
 static void test_command(void **state)
 {
+	static const struct bad refused[] = {
+		{ "  - description: d\n    command: { timeout: 1s }\n", 6, 14,
+		  "criteria[0].command has no run (expected a mapping with run: [COMMAND, ARGS...])" },
+		{ "  - description: d\n    command: { run: [a], expect_exit: 256 }\n", 6, 39,
+		  "criteria[0].command.expect_exit '256' is out of range (expected 0..255)" },
+		{ "  - description: d\n    command: { run: [a], expect_exit: -1 }\n", 6, 39,
+		  "expect_exit '-1' is not a valid number" },
+		{ "  - description: d\n    command: { run: [a], stdout: { contains: \"\" } }\n", 6, 46,
+		  "criteria[0].command.stdout.contains is an empty string (expected a non-empty string to look for)" },
+		{ "  - description: d\n    command: { run: [a], stdout: { regex: \"*a\\\\\" } }\n", 6, 43,
+		  "criteria[0].command.stdout.regex '*a\\x5c' is not a valid regex" },
+		{ "  - description: d\n    command: { run: [a], stdout: { exact: a, regex: b } }\n", 6, 46,
+		  "criteria[0].command.stdout has both exact and regex (expected exactly one of: exact, contains, regex)" },
+		{ "  - description: d\n    command: { run: [a], stdout: {} }\n", 6, 34,
+		  "criteria[0].command.stdout has no check (expected one of: exact, contains, regex)" },
+		{ "  - description: d\n    command: { run: [a], stdout: ok }\n", 6, 34,
+		  "criteria[0].command.stdout is a scalar (expected a mapping)" },
+		{ "  - description: d\n    command: { run: [a], stdout: { equals: x } }\n", 6, 36,
+		  "unknown key 'equals' in criteria[0].command.stdout (expected one of: exact, contains, regex)" },
+		{ "  - description: d\n    command: { run: [a], env: { pass: [\"A=1\"] } }\n", 6, 40,
+		  "criteria[0].command.env.pass[0] 'A=1' is not a variable name" },
+		{ "  - description: d\n    command: { run: [a], cwd: /tmp }\n", 6, 26,
+		  "unknown key 'cwd' in criteria[0].command (expected one of: run, timeout, expect_exit, stdout, env)" },
+		{ "  - description: d\n    command: { run: [\"{task}\"] }\n", 6, 23,
+		  "criteria[0].command.run[0] '{task}' has an unknown placeholder {task} (expected {workspace}, {reference} or {task_id}, or {{ and }} for literal braces)" },
+	};
 	struct pol_task *t;
 	(void)state;
 
@@ -1174,33 +1232,7 @@ static void test_command(void **state)
 	assert_int_equal(t->criteria[0].command.stdout_kind, POL_TASK_STDOUT_REGEX);
 	pol_task_free(t);
 
-	check_criterion_error("  - description: d\n    command: { timeout: 1s }\n", 6, 14,
-			      "criteria[0].command has no run (expected a mapping with run: [COMMAND, ARGS...])");
-	check_criterion_error("  - description: d\n    command: { run: [a], expect_exit: 256 }\n", 6,
-			      39,
-			      "criteria[0].command.expect_exit '256' is out of range (expected 0..255)");
-	check_criterion_error("  - description: d\n    command: { run: [a], expect_exit: -1 }\n", 6,
-			      39, "expect_exit '-1' is not a valid number");
-	check_criterion_error("  - description: d\n    command: { run: [a], stdout: { contains: \"\" } }\n",
-			      6, 46,
-			      "criteria[0].command.stdout.contains is an empty string (expected a non-empty string to look for)");
-	check_criterion_error("  - description: d\n    command: { run: [a], stdout: { regex: \"*a\\\\\" } }\n",
-			      6, 43, "criteria[0].command.stdout.regex '*a\\x5c' is not a valid regex");
-	check_criterion_error("  - description: d\n    command: { run: [a], stdout: { exact: a, regex: b } }\n",
-			      6, 46,
-			      "criteria[0].command.stdout has both exact and regex (expected exactly one of: exact, contains, regex)");
-	check_criterion_error("  - description: d\n    command: { run: [a], stdout: {} }\n", 6, 34,
-			      "criteria[0].command.stdout has no check (expected one of: exact, contains, regex)");
-	check_criterion_error("  - description: d\n    command: { run: [a], stdout: ok }\n", 6, 34,
-			      "criteria[0].command.stdout is a scalar (expected a mapping)");
-	check_criterion_error("  - description: d\n    command: { run: [a], stdout: { equals: x } }\n",
-			      6, 36, "unknown key 'equals' in criteria[0].command.stdout (expected one of: exact, contains, regex)");
-	check_criterion_error("  - description: d\n    command: { run: [a], env: { pass: [\"A=1\"] } }\n",
-			      6, 40, "criteria[0].command.env.pass[0] 'A=1' is not a variable name");
-	check_criterion_error("  - description: d\n    command: { run: [a], cwd: /tmp }\n", 6, 26,
-			      "unknown key 'cwd' in criteria[0].command (expected one of: run, timeout, expect_exit, stdout, env)");
-	check_criterion_error("  - description: d\n    command: { run: [\"{task}\"] }\n", 6, 23,
-			      "criteria[0].command.run[0] '{task}' has an unknown placeholder {task} (expected {workspace}, {reference} or {task_id}, or {{ and }} for literal braces)");
+	check_errors(check_criterion_error, refused, ELEMENTSOF(refused));
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -1220,9 +1252,9 @@ static cJSON *task_json(const struct pol_task *t)
 	return j;
 }
 
-static const char *jstr(const cJSON *o, const char *path)
+/* The item at path ("a.b.c", with numeric parts for arrays) below o, which must exist. */
+static const cJSON *jat(const cJSON *o, const char *path)
 {
-	/* path: "a.b.c" with numeric parts for arrays */
 	char buf[128];
 	const cJSON *cur = o;
 
@@ -1232,6 +1264,13 @@ static const char *jstr(const cJSON *o, const char *path)
 		cur = cJSON_IsArray(cur) ? cJSON_GetArrayItem(cur, atoi(part))
 					 : cJSON_GetObjectItemCaseSensitive(cur, part);
 	assert_non_null(cur);
+	return cur;
+}
+
+static const char *jstr(const cJSON *o, const char *path)
+{
+	const cJSON *cur = jat(o, path);
+
 	if (cJSON_IsString(cur))
 		return cur->valuestring;
 	return cJSON_IsNull(cur) ? "null" : cJSON_IsTrue(cur) ? "true" : cJSON_IsFalse(cur) ? "false" : "?";
@@ -1239,15 +1278,8 @@ static const char *jstr(const cJSON *o, const char *path)
 
 static double jnum(const cJSON *o, const char *path)
 {
-	char buf[128];
-	const cJSON *cur = o;
+	const cJSON *cur = jat(o, path);
 
-	(void)snprintf(buf, sizeof(buf), "%s", path);
-	for (char *save = NULL, *part = strtok_r(buf, ".", &save); part;
-	     part = strtok_r(NULL, ".", &save))
-		cur = cJSON_IsArray(cur) ? cJSON_GetArrayItem(cur, atoi(part))
-					 : cJSON_GetObjectItemCaseSensitive(cur, part);
-	assert_non_null(cur);
 	assert_true(cJSON_IsNumber(cur));
 	return cur->valuedouble;
 }

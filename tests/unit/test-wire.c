@@ -744,6 +744,19 @@ static void test_frame_wrong_key(void **state)
 
 /* ---- seal and open at the edges ----------------------------------------------------------- */
 
+#define STARTED_FRAME_LEN (WIRE_HEADER_LEN + sizeof(started_payload) + WIRE_MAC_LEN)
+
+/*
+ * An authentic STARTED frame (pid 42, seq 2, to the supervisor) with the given version, flags
+ * and payload_len field, built into frame; returns its length.
+ */
+static size_t build_started(uint8_t version, uint16_t flags, uint32_t len_field,
+			    uint8_t frame[STARTED_FRAME_LEN])
+{
+	return build_frame(WIRE_DIR_TO_SUPERVISOR, version, WIRE_STARTED, flags, len_field, 2,
+			   started_payload, sizeof(started_payload), frame, STARTED_FRAME_LEN);
+}
+
 static void test_empty_payload_round_trip(void **state)
 {
 	(void)state;
@@ -804,8 +817,7 @@ static void test_seal_oversize(void **state)
 				   WIRE_MAX_PAYLOAD, frame, WIRE_MAX_FRAME - 1),
 			 -EMSGSIZE);
 	assert_int_equal(wire_seal(m, WIRE_DIR_TO_SUPERVISOR, WIRE_STARTED, 0, started_payload,
-				   sizeof(started_payload), frame,
-				   WIRE_HEADER_LEN + sizeof(started_payload) + WIRE_MAC_LEN - 1),
+				   sizeof(started_payload), frame, STARTED_FRAME_LEN - 1),
 			 -EMSGSIZE);
 
 	int n = wire_seal(m, WIRE_DIR_TO_SUPERVISOR, WIRE_EVENT, 0, payload, WIRE_MAX_PAYLOAD,
@@ -840,10 +852,8 @@ static void test_open_raw_control(void **state)
 {
 	(void)state;
 	struct wire_mac *m = mac_fixed();
-	uint8_t frame[WIRE_HEADER_LEN + sizeof(started_payload) + WIRE_MAC_LEN];
-	size_t n = build_frame(WIRE_DIR_TO_SUPERVISOR, WIRE_VERSION, WIRE_STARTED, 0,
-			       sizeof(started_payload), 2, started_payload,
-			       sizeof(started_payload), frame, sizeof(frame));
+	uint8_t frame[STARTED_FRAME_LEN];
+	size_t n = build_started(WIRE_VERSION, 0, sizeof(started_payload), frame);
 	struct wire_hdr h;
 	struct wire_rd p;
 	assert_int_equal(wire_open(m, WIRE_DIR_TO_SUPERVISOR, 2, frame, n, &h, &p), 0);
@@ -857,11 +867,9 @@ static void test_open_unknown_version(void **state)
 	(void)state;
 	static const uint8_t versions[] = { 0, 2, 0x81, 0xff };
 	struct wire_mac *m = mac_fixed();
-	uint8_t frame[WIRE_HEADER_LEN + sizeof(started_payload) + WIRE_MAC_LEN];
+	uint8_t frame[STARTED_FRAME_LEN];
 	for (size_t i = 0; i < sizeof(versions); i++) {
-		size_t n = build_frame(WIRE_DIR_TO_SUPERVISOR, versions[i], WIRE_STARTED, 0,
-				       sizeof(started_payload), 2, started_payload,
-				       sizeof(started_payload), frame, sizeof(frame));
+		size_t n = build_started(versions[i], 0, sizeof(started_payload), frame);
 		assert_open_error(m, WIRE_DIR_TO_SUPERVISOR, 2, frame, n, -EBADMSG);
 		assert_open_error(m, WIRE_DIR_TO_SUPERVISOR, 3, frame, n, -EBADMSG);
 	}
@@ -873,12 +881,10 @@ static void test_open_unknown_flags(void **state)
 {
 	(void)state;
 	struct wire_mac *m = mac_fixed();
-	uint8_t frame[WIRE_HEADER_LEN + sizeof(started_payload) + WIRE_MAC_LEN];
+	uint8_t frame[STARTED_FRAME_LEN];
 	for (unsigned bit = 0; bit < 16; bit++) {
-		size_t n = build_frame(WIRE_DIR_TO_SUPERVISOR, WIRE_VERSION, WIRE_STARTED,
-				       (uint16_t)(1u << bit), sizeof(started_payload), 2,
-				       started_payload, sizeof(started_payload), frame,
-				       sizeof(frame));
+		size_t n = build_started(WIRE_VERSION, (uint16_t)(1u << bit),
+					 sizeof(started_payload), frame);
 		assert_open_error(m, WIRE_DIR_TO_SUPERVISOR, 2, frame, n, -EBADMSG);
 	}
 	wire_mac_free(m);
@@ -890,11 +896,9 @@ static void test_open_length_mismatch(void **state)
 	(void)state;
 	static const uint32_t fields[] = { 0, 3, 5, 36, UINT32_MAX };
 	struct wire_mac *m = mac_fixed();
-	uint8_t frame[WIRE_HEADER_LEN + sizeof(started_payload) + WIRE_MAC_LEN];
+	uint8_t frame[STARTED_FRAME_LEN];
 	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
-		size_t n = build_frame(WIRE_DIR_TO_SUPERVISOR, WIRE_VERSION, WIRE_STARTED, 0,
-				       fields[i], 2, started_payload, sizeof(started_payload),
-				       frame, sizeof(frame));
+		size_t n = build_started(WIRE_VERSION, 0, fields[i], frame);
 		assert_open_error(m, WIRE_DIR_TO_SUPERVISOR, 2, frame, n, -EBADMSG);
 	}
 	wire_mac_free(m);
@@ -909,6 +913,23 @@ static void test_mac_free_null(void **state)
 
 /* ---- EXITED payload ------------------------------------------------------------------------ */
 
+/*
+ * wire_get_exited() over len bytes of buf into *e; returns its result. *e is filled with 0x5a
+ * first, and a failure must leave it so.
+ */
+static int get_exited(const uint8_t *buf, size_t len, struct wire_exited *e)
+{
+	struct wire_exited untouched;
+	struct wire_rd r;
+	memset(e, 0x5a, sizeof(*e));
+	memset(&untouched, 0x5a, sizeof(untouched));
+	wire_rd_init(&r, buf, len);
+	int ret = wire_get_exited(&r, e);
+	if (ret < 0)
+		assert_memory_equal(e, &untouched, sizeof(*e));
+	return ret;
+}
+
 static int decode_exited_raw(uint8_t how, uint32_t code, struct wire_exited *out)
 {
 	uint8_t buf[sizeof(exited_payload)];
@@ -918,9 +939,7 @@ static int decode_exited_raw(uint8_t how, uint32_t code, struct wire_exited *out
 	buf[2] = (uint8_t)(code >> 16);
 	buf[3] = (uint8_t)(code >> 8);
 	buf[4] = (uint8_t)code;
-	struct wire_rd r;
-	wire_rd_init(&r, buf, sizeof(buf));
-	return wire_get_exited(&r, out);
+	return get_exited(buf, sizeof(buf), out);
 }
 
 static void test_exited_ranges(void **state)
@@ -946,9 +965,7 @@ static void test_exited_ranges(void **state)
 		{ 0xff, 1, false },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		struct wire_exited e, untouched;
-		memset(&e, 0x5a, sizeof(e));
-		memset(&untouched, 0x5a, sizeof(untouched));
+		struct wire_exited e;
 		int r = decode_exited_raw(cases[i].how, cases[i].code, &e);
 		if (r != (cases[i].ok ? 0 : -EBADMSG))
 			print_error("how %u code %u: %d\n", cases[i].how, cases[i].code, r);
@@ -959,7 +976,6 @@ static void test_exited_ranges(void **state)
 			assert_true(e.maxrss_kib == 2048);
 		} else {
 			assert_int_equal(r, -EBADMSG);
-			assert_memory_equal(&e, &untouched, sizeof(e));
 		}
 	}
 }
@@ -971,21 +987,29 @@ static void test_exited_truncated_and_trailing(void **state)
 	memcpy(buf, exited_payload, sizeof(exited_payload));
 	buf[sizeof(exited_payload)] = 0;
 	for (size_t len = 0; len <= sizeof(buf); len++) {
-		struct wire_exited e, untouched;
-		memset(&e, 0x5a, sizeof(e));
-		memset(&untouched, 0x5a, sizeof(untouched));
-		struct wire_rd r;
-		wire_rd_init(&r, buf, len);
+		struct wire_exited e;
 		int want = len == sizeof(exited_payload) ? 0 : -EBADMSG;
-		assert_int_equal(wire_get_exited(&r, &e), want);
-		if (want < 0)
-			assert_memory_equal(&e, &untouched, sizeof(e));
-		else
+		assert_int_equal(get_exited(buf, len, &e), want);
+		if (want == 0)
 			assert_exited_equal(&e, &exited_value);
 	}
 }
 
 /* ---- identity payload --------------------------------------------------------------------- */
+
+/* As get_exited(), for wire_get_identity(). */
+static int get_identity(const uint8_t *buf, size_t len, struct wire_identity *id)
+{
+	struct wire_identity untouched;
+	struct wire_rd r;
+	memset(id, 0x5a, sizeof(*id));
+	memset(&untouched, 0x5a, sizeof(untouched));
+	wire_rd_init(&r, buf, len);
+	int ret = wire_get_identity(&r, id);
+	if (ret < 0)
+		assert_memory_equal(id, &untouched, sizeof(*id));
+	return ret;
+}
 
 static void test_identity_ranges(void **state)
 {
@@ -1003,19 +1027,14 @@ static void test_identity_ranges(void **state)
 		memcpy(buf, identity_payload, sizeof(buf));
 		buf[nnp_at] = cases[i].nnp;
 		buf[nnp_at + 1] = cases[i].seccomp;
-		struct wire_identity id, untouched;
-		memset(&id, 0x5a, sizeof(id));
-		memset(&untouched, 0x5a, sizeof(untouched));
-		struct wire_rd r;
-		wire_rd_init(&r, buf, sizeof(buf));
-		int ret = wire_get_identity(&r, &id);
+		struct wire_identity id;
+		int ret = get_identity(buf, sizeof(buf), &id);
 		if (cases[i].ok) {
 			assert_int_equal(ret, 0);
 			assert_int_equal(id.no_new_privs, cases[i].nnp);
 			assert_int_equal(id.seccomp, cases[i].seccomp);
 		} else {
 			assert_int_equal(ret, -EBADMSG);
-			assert_memory_equal(&id, &untouched, sizeof(id));
 		}
 	}
 }
@@ -1035,13 +1054,8 @@ static void test_identity_truncated(void **state)
 {
 	(void)state;
 	for (size_t len = 0; len < sizeof(identity_payload); len++) {
-		struct wire_identity id, untouched;
-		memset(&id, 0x5a, sizeof(id));
-		memset(&untouched, 0x5a, sizeof(untouched));
-		struct wire_rd r;
-		wire_rd_init(&r, identity_payload, len);
-		assert_int_equal(wire_get_identity(&r, &id), -EBADMSG);
-		assert_memory_equal(&id, &untouched, sizeof(id));
+		struct wire_identity id;
+		assert_int_equal(get_identity(identity_payload, len, &id), -EBADMSG);
 	}
 }
 
