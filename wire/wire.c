@@ -3,15 +3,11 @@
  * The frame codec: one bounded reader, one writer, HMAC-SHA-256 frames.
  */
 #include <errno.h>
-/* SHA256_Init and friends are deprecated in OpenSSL 3 in favour of EVP, which costs a
- * provider fetch per process; the low-level functions are what this codec wants. */
-#define OPENSSL_SUPPRESS_DEPRECATED
-#include <openssl/crypto.h>
-#include <openssl/sha.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "sha256.h"
 #include "wire.h"
 
 /* ---- reader ------------------------------------------------------------------------------ */
@@ -206,22 +202,21 @@ bool wire_put_str(struct wire_wr *w, const char *s, size_t n, size_t max)
 /* ---- MAC --------------------------------------------------------------------------------- */
 
 /*
- * HMAC-SHA-256 (RFC 2104) over libcrypto's SHA-256, keyed once: the inner and outer hash
- * states after the padded key are kept, and each frame starts from copies of them. This
- * uses libcrypto's SHA-256 directly (with the CPU's SHA extensions where it has them) and
- * skips the provider machinery of EVP_MAC, whose start-up cost (about a millisecond in each
- * process) dominated the handshake.
+ * HMAC-SHA-256 (RFC 2104), keyed once: the inner and outer hash states after the padded key
+ * are kept, and each frame starts from copies of them. SHA-256 is the codec's own (sha256.c,
+ * with the CPU's SHA extensions where it has them), so that neither side needs a crypto
+ * library for the channel.
  */
 struct wire_mac {
-	SHA256_CTX inner; /* after (key ^ ipad) */
-	SHA256_CTX outer; /* after (key ^ opad) */
+	struct wire_sha256 inner; /* after (key ^ ipad) */
+	struct wire_sha256 outer; /* after (key ^ opad) */
 };
 
 struct wire_mac *wire_mac_free(struct wire_mac *m)
 {
 	if (!m)
 		return NULL;
-	OPENSSL_cleanse(m, sizeof(*m)); /* the states are as good as the key */
+	explicit_bzero(m, sizeof(*m)); /* the states are as good as the key */
 	free(m);
 	return NULL;
 }
@@ -232,18 +227,18 @@ struct wire_mac *wire_mac_new(const uint8_t key[WIRE_KEY_LEN])
 	if (!m)
 		return NULL;
 	/* The key (32 bytes) is shorter than the block (64): it is used as it is, zero-padded. */
-	uint8_t ipad[SHA256_CBLOCK], opad[SHA256_CBLOCK];
-	for (size_t i = 0; i < SHA256_CBLOCK; i++) {
+	uint8_t ipad[WIRE_SHA256_BLOCK], opad[WIRE_SHA256_BLOCK];
+	for (size_t i = 0; i < WIRE_SHA256_BLOCK; i++) {
 		uint8_t k = i < WIRE_KEY_LEN ? key[i] : 0;
 		ipad[i] = (uint8_t)(k ^ 0x36u);
 		opad[i] = (uint8_t)(k ^ 0x5cu);
 	}
-	bool ok = SHA256_Init(&m->inner) && SHA256_Update(&m->inner, ipad, sizeof(ipad)) &&
-		  SHA256_Init(&m->outer) && SHA256_Update(&m->outer, opad, sizeof(opad));
-	OPENSSL_cleanse(ipad, sizeof(ipad));
-	OPENSSL_cleanse(opad, sizeof(opad));
-	if (!ok)
-		return wire_mac_free(m);
+	wire_sha256_init(&m->inner);
+	wire_sha256_update(&m->inner, ipad, sizeof(ipad));
+	wire_sha256_init(&m->outer);
+	wire_sha256_update(&m->outer, opad, sizeof(opad));
+	explicit_bzero(ipad, sizeof(ipad));
+	explicit_bzero(opad, sizeof(opad));
 	return m;
 }
 
@@ -251,22 +246,28 @@ static int mac_compute(struct wire_mac *m, enum wire_dir dir, const uint8_t *hdr
 		       const uint8_t *payload, size_t payload_len, uint8_t out[WIRE_MAC_LEN])
 {
 	uint8_t d = (uint8_t)dir;
-	uint8_t inner_digest[SHA256_DIGEST_LENGTH];
-	SHA256_CTX ctx = m->inner;
-	bool ok = SHA256_Update(&ctx, &d, 1) && SHA256_Update(&ctx, hdr, WIRE_HEADER_LEN) &&
-		  (!payload_len || SHA256_Update(&ctx, payload, payload_len)) &&
-		  SHA256_Final(inner_digest, &ctx);
+	uint8_t inner_digest[WIRE_SHA256_LEN];
+	struct wire_sha256 ctx = m->inner;
+	wire_sha256_update(&ctx, &d, 1);
+	wire_sha256_update(&ctx, hdr, WIRE_HEADER_LEN);
+	if (payload_len)
+		wire_sha256_update(&ctx, payload, payload_len);
+	wire_sha256_final(&ctx, inner_digest); /* wipes ctx */
 	ctx = m->outer;
-	ok = ok && SHA256_Update(&ctx, inner_digest, sizeof(inner_digest)) &&
-	     SHA256_Final(out, &ctx);
-	OPENSSL_cleanse(&ctx, sizeof(ctx));
-	OPENSSL_cleanse(inner_digest, sizeof(inner_digest));
-	return ok ? 0 : -EIO;
+	wire_sha256_update(&ctx, inner_digest, sizeof(inner_digest));
+	wire_sha256_final(&ctx, out);
+	explicit_bzero(inner_digest, sizeof(inner_digest));
+	return 0;
 }
 
+/* Every byte is compared whatever the earlier ones were: no early exit to time. */
 bool wire_equal_ct(const void *a, const void *b, size_t n)
 {
-	return CRYPTO_memcmp(a, b, n) == 0;
+	const volatile uint8_t *x = a, *y = b;
+	uint8_t diff = 0;
+	for (size_t i = 0; i < n; i++)
+		diff |= (uint8_t)(x[i] ^ y[i]);
+	return diff == 0;
 }
 
 int wire_seal(struct wire_mac *m, enum wire_dir dir, uint8_t type, uint64_t seq,
