@@ -12,8 +12,6 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
-#define OPENSSL_SUPPRESS_DEPRECATED
-#include <openssl/sha.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -41,6 +39,7 @@
 #include "policy.h"
 #include "run.h"
 #include "sandbox.h"
+#include "sha256.h"
 
 /* Generated at build time by sandbox/seccomp-gen: the default policy's filter. */
 extern const struct sbx_seccomp_precompiled sbx_seccomp_default_pre;
@@ -241,16 +240,12 @@ static int setup_failed(struct sup_run_result *res, int err, const char *fmt, ..
 
 void sup_digest_hex(const void *buf, size_t len, char out[72])
 {
-	/*
-	 * libcrypto's low-level SHA-256: the one-shot SHA256() goes through EVP in OpenSSL 3,
-	 * whose provider start-up (and openssl.cnf) cost a millisecond and 1.6 MB per run.
-	 */
-	unsigned char md[SHA256_DIGEST_LENGTH];
-	SHA256_CTX ctx;
-	if (!SHA256_Init(&ctx) || !SHA256_Update(&ctx, buf, len) || !SHA256_Final(md, &ctx)) {
-		(void)snprintf(out, 72, "unknown");
-		return;
-	}
+	/* The frame codec's SHA-256: the supervisor needs no crypto library (wire/sha256.h). */
+	uint8_t md[WIRE_SHA256_LEN];
+	struct wire_sha256 ctx;
+	wire_sha256_init(&ctx);
+	wire_sha256_update(&ctx, buf, len);
+	wire_sha256_final(&ctx, md);
 	int off = snprintf(out, 72, "sha256:");
 	for (unsigned i = 0; i < sizeof(md) && off + 2 < 72; i++)
 		off += snprintf(out + off, (size_t)(72 - off), "%02x", md[i]);
