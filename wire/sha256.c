@@ -104,6 +104,8 @@ compress_shani(uint32_t h[8], const uint8_t *blocks, size_t n)
 	for (; n > 0; n--, blocks += WIRE_SHA256_BLOCK) {
 		const __m128i abef0 = abef, cdgh0 = cdgh;
 		__m128i x[4]; /* x[g % 4]: schedule words 4g..4g+3 */
+		/* Unrolled, x[] lives in registers and each step's shape is fixed. */
+#pragma GCC unroll 16
 		for (int g = 0; g < 16; g++) {
 			if (g < 4) {
 				x[g] = _mm_shuffle_epi8(
