@@ -1027,7 +1027,8 @@ static int spawn_and_attest(struct run_state *st, struct sup_run_result *res)
 	int r = sbx_spawn(&cfg, &st->pid, &st->pidfd, &joined);
 	sbx_cgroup_close_join(&st->cg_join);
 	if (r < 0)
-		return setup_failed(res, r, "create the sandbox namespaces");
+		return setup_failed(res, r, "create the sandbox (clone3 into new namespaces%s)",
+				    st->cg.version == 2 ? " and its cgroup" : "");
 	close_fd(&st->chan[1]);
 	close_fd(&st->sync[1]);
 	close_fd(&st->out_pipe[1]);

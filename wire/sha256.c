@@ -80,6 +80,8 @@ static void compress_portable(uint32_t h[8], const uint8_t *blocks, size_t n)
 		h[5] += f;
 		h[6] += g;
 		h[7] += hh;
+		/* The schedule of an HMAC pad block is the key: leave none of it on the stack. */
+		explicit_bzero(w, sizeof(w));
 	}
 }
 
@@ -196,6 +198,8 @@ void wire_sha256_init(struct wire_sha256 *c)
 void wire_sha256_update(struct wire_sha256 *c, const void *data, size_t len)
 {
 	const uint8_t *p = data;
+	if (len == 0)
+		return; /* data may be NULL then */
 	c->bytes += len;
 	if (c->used) {
 		size_t take = WIRE_SHA256_BLOCK - c->used;

@@ -3,8 +3,9 @@
  * SHA-256 (FIPS 180-4) for the frame codec, so that the worker needs no crypto library and
  * can be linked against a C library that starts without probing the CPU (see
  * docs/performance.md). The compression function uses the CPU's SHA extensions when it has
- * them and portable C otherwise. tests/unit/test-sha256.c checks it against the NIST and
- * RFC 4231 vectors and against OpenSSL; fuzz/fuzz-sha256.c compares the two on any input.
+ * them and portable C otherwise. tests/unit/test-sha256.c checks both against the FIPS 180-4
+ * examples and OpenSSL, fuzz/fuzz-sha256.c the two against each other on any input and any
+ * cut into updates, and tests/unit/test-wire.c the HMAC against OpenSSL's.
  *
  * A context is a plain value: copying one copies the hash state (the HMAC keeps its padded
  * key states that way).

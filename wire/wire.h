@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * wire: the frame codec that the supervisor and the worker both link. It depends on nothing
- * else in the tree (libcrypto only, for HMAC-SHA-256).
+ * else in the tree, nor on any library (SHA-256 for the HMAC is sha256.c).
  *
  * docs/protocol.md is the normative description of everything here; change both together.
  *
