@@ -1181,11 +1181,7 @@ static void print_table(void)
 
 int main(void)
 {
-	if (!th_fully_privileged())
-		th_cannot_run("needs root with CAP_SYS_ADMIN in the initial user namespace, so "
-			      "that warden runs in privileged mode");
-	if (!th_userns_available(0, 0))
-		th_cannot_run("user namespaces are not available");
+	th_require_privileged();
 	(void)th_warden();
 	(void)th_probe();
 
