@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Bounded whole-file reads, shared by every module that reads small kernel or config files.
- * Header-only, no state.
+ * Bounded whole-file reads, shared by every module that reads small kernel or config files,
+ * whole writes, and random bytes from the kernel. Header-only, no state.
  */
 #pragma once
 
 #include <errno.h>
 #include <fcntl.h>
 #include <stddef.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 #include "cleanup.h"
@@ -57,6 +58,21 @@ static inline int io_write_all(int fd, const void *buf, size_t len)
 			return -EIO;
 		p += n;
 		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* Fills buf with len bytes from getrandom(2) (blocking until the pool is ready). 0 or -errno. */
+static inline int io_fill_random(void *buf, size_t len)
+{
+	size_t got = 0;
+	while (got < len) {
+		ssize_t n = getrandom((char *)buf + got, len - got, 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		got += (size_t)n;
 	}
 	return 0;
 }

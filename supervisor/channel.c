@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "channel.h"
+#include "io-util.h"
 #include "log.h"
 
 #define STATE_BIT(s) (1u << (s))
@@ -29,20 +30,6 @@ struct dispatch {
 };
 
 #define SUP_CHAN_KEEP (-1)
-
-static int fill_random(void *buf, size_t len)
-{
-	size_t got = 0;
-	while (got < len) {
-		ssize_t n = getrandom((char *)buf + got, len - got, 0);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		got += (size_t)n;
-	}
-	return 0;
-}
 
 static int send_all(int fd, const void *buf, size_t len)
 {
@@ -77,7 +64,7 @@ int sup_channel_start(struct sup_channel *ch, int fd)
 
 	uint8_t pkt[WIRE_KEY_PACKET_LEN];
 	memcpy(pkt, WIRE_KEY_MAGIC, 4);
-	int r = fill_random(pkt + 4, WIRE_KEY_LEN);
+	int r = io_fill_random(pkt + 4, WIRE_KEY_LEN);
 	if (r >= 0) {
 		ch->mac = wire_mac_new(pkt + 4);
 		if (!ch->mac)
@@ -88,7 +75,7 @@ int sup_channel_start(struct sup_channel *ch, int fd)
 	/* The key now lives only in the MAC context (and the worker). */
 	explicit_bzero(pkt, sizeof(pkt));
 	if (r >= 0)
-		r = fill_random(ch->nonce, sizeof(ch->nonce));
+		r = io_fill_random(ch->nonce, sizeof(ch->nonce));
 	if (r >= 0)
 		r = send_frame(ch, WIRE_CHALLENGE, ch->nonce, sizeof(ch->nonce));
 	if (r < 0)

@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "io-util.h"
 #include "rundir.h"
 
 DEFINE_CLEANUP(DIR *, closedir)
@@ -64,38 +65,6 @@ __attribute__((format(printf, 4, 5))) static int fail(int r, char *why, size_t w
 			*p = '?';
 	errno = saved;
 	return r;
-}
-
-static int fill_random(void *buf, size_t len)
-{
-	size_t got = 0;
-	while (got < len) {
-		ssize_t n = getrandom((char *)buf + got, len - got, 0);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		got += (size_t)n;
-	}
-	return 0;
-}
-
-/* Writes all of buf to fd. */
-static int write_all(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-	while (len > 0) {
-		ssize_t n = write(fd, p, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			return -EIO;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
 }
 
 /*
@@ -227,7 +196,7 @@ int sup_rundir_create(const char *out_dir, const char *task_id, const struct tim
 	int r = -EEXIST;
 	for (int tries = 0; tries < RUNDIR_CREATE_TRIES && r == -EEXIST; tries++) {
 		uint8_t rnd[RUNDIR_RANDOM_LEN / 2];
-		r = fill_random(rnd, sizeof(rnd));
+		r = io_fill_random(rnd, sizeof(rnd));
 		if (r < 0)
 			return fail(r, why, why_len, "run folder: getrandom: %s", strerror(-r));
 		int n = snprintf(name, sizeof(name), "%s-%s-%02x%02x%02x%02x", task_id, stamp, rnd[0],
@@ -359,7 +328,7 @@ static int copy_data(struct copy *c, int in, int out, uint64_t room, uint64_t *c
 				return -errno;
 			if (n == 0)
 				return 0;
-			int r = write_all(out, c->buf, (size_t)n);
+			int r = io_write_all(out, c->buf, (size_t)n);
 			if (r < 0)
 				return r;
 		}
@@ -632,7 +601,7 @@ static int enter_parent(int dfd, const char *name, const char *f, const char *pr
 /* Writes content to the new file fd and sets its mode. */
 static int fill_file(int fd, const struct pol_task_file *f)
 {
-	int r = write_all(fd, f->content ? f->content : "", f->content ? f->content_len : 0);
+	int r = io_write_all(fd, f->content ? f->content : "", f->content ? f->content_len : 0);
 	if (r < 0)
 		return r;
 	if (fchmod(fd, (mode_t)f->mode) < 0)
@@ -651,7 +620,7 @@ static int replace_file(int dfd, const char *name, const struct pol_task_file *f
 	_cleanup_close_ int fd = -1;
 	for (int tries = 0; fd < 0; tries++) {
 		uint32_t rnd;
-		int r = fill_random(&rnd, sizeof(rnd));
+		int r = io_fill_random(&rnd, sizeof(rnd));
 		if (r < 0)
 			return r;
 		(void)snprintf(tmp, sizeof(tmp), ".warden-%08" PRIx32 ".tmp", rnd);
