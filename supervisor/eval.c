@@ -849,17 +849,7 @@ int ev_record_write(const struct ev_run *ev, const cJSON *base)
 	_cleanup_(cJSON_Deletep) cJSON *json = ev_record_json(ev, base);
 	if (!json)
 		return -ENOMEM;
-	_cleanup_free_ char *text = cJSON_Print(json);
-	if (!text)
-		return -ENOMEM;
-	size_t len = strlen(text);
-	_cleanup_free_ char *line = malloc(len + 2);
-	if (!line)
-		return -ENOMEM;
-	memcpy(line, text, len);
-	line[len] = '\n';
-	line[len + 1] = '\0';
-	return sup_write_atomic(ev->dirfd, "record.json", line, len + 1);
+	return sup_write_json_atomic(ev->dirfd, "record.json", json);
 }
 
 /* ---- warden eval ---- */

@@ -246,6 +246,17 @@ int sup_record_write(const char *dir, const struct sup_run_opts *opts,
 	_cleanup_(cJSON_Deletep) cJSON *json = record_json(opts, res);
 	if (!json)
 		return -ENOMEM;
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+		return -errno;
+	/* O_NOFOLLOW on the last component: a symlinked record folder is refused. */
+	_cleanup_close_ int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0)
+		return -errno;
+	return sup_write_json_atomic(dfd, "record.json", json);
+}
+
+int sup_write_json_atomic(int dfd, const char *name, const cJSON *json)
+{
 	_cleanup_free_ char *text = cJSON_Print(json);
 	if (!text)
 		return -ENOMEM;
@@ -256,12 +267,5 @@ int sup_record_write(const char *dir, const struct sup_run_opts *opts,
 	memcpy(line, text, len);
 	line[len] = '\n';
 	line[len + 1] = '\0';
-
-	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
-		return -errno;
-	/* O_NOFOLLOW on the last component: a symlinked record folder is refused. */
-	_cleanup_close_ int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (dfd < 0)
-		return -errno;
-	return sup_write_atomic(dfd, "record.json", line, len + 1);
+	return sup_write_atomic(dfd, name, line, len + 1);
 }

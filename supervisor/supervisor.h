@@ -72,6 +72,9 @@ void sup_rfc3339(const struct timespec *ts, bool millis, char out[40]);
  */
 int sup_write_atomic(int dfd, const char *name, const char *text, size_t len);
 
+/* sup_write_atomic of json printed (cJSON_Print) with a final newline. */
+int sup_write_json_atomic(int dfd, const char *name, const struct cJSON *json);
+
 int sup_cmd_run(int argc, char **argv);
 int sup_cmd_eval(int argc, char **argv);
 int sup_cmd_grade(int argc, char **argv);
