@@ -357,6 +357,51 @@ int sbx_cgroup_create(struct sbx_cgroup *cg, const char *name, const struct pol_
 	return r;
 }
 
+/* cgroup.procs read whole: enough for the few processes of a check, and for a kill. */
+#define PROCS_SMALL 8192
+#define PROCS_KILL 65536
+
+/*
+ * Reads dfd's cgroup.procs (at most cap bytes; a longer list is -EFBIG) and calls fn, when
+ * not NULL, on each pid until it returns true. The buffer lives on the heap: as a 64 KiB
+ * stack array, stack-clash probing touched all of it on every call, a tenth of the
+ * supervisor's peak RSS. Returns how many pids were seen, or -errno.
+ */
+static int each_proc(int dfd, size_t cap, bool (*fn)(long pid, void *arg), void *arg)
+{
+	_cleanup_free_ char *buf = malloc(cap);
+	if (!buf)
+		return -ENOMEM;
+	int r = read_at(dfd, "cgroup.procs", buf, cap);
+	if (r < 0)
+		return r;
+	int n = 0;
+	char *save = NULL;
+	for (char *t = strtok_r(buf, "\n", &save); t; t = strtok_r(NULL, "\n", &save)) {
+		char *end;
+		errno = 0;
+		long pid = strtol(t, &end, 10);
+		if (errno || *end)
+			continue;
+		n++;
+		if (fn && fn(pid, arg))
+			break;
+	}
+	return n;
+}
+
+struct find_pid {
+	pid_t pid;
+	bool found;
+};
+
+static bool find_one(long pid, void *arg)
+{
+	struct find_pid *f = arg;
+	f->found = f->found || pid == (long)f->pid;
+	return f->found;
+}
+
 /*
  * Whether entry i is the first of its directory: v1's co-mounted controllers (cpu,cpuacct)
  * share one, and v2's entries are all the same.
@@ -428,20 +473,11 @@ int sbx_cgroup_holds(const struct sbx_cgroup *cg, pid_t pid)
 	for (int i = 0; i < SBX_CG_N; i++) {
 		if (!distinct(cg, i))
 			continue;
-		char buf[8192];
-		int r = read_at(cg->dirfd[i], "cgroup.procs", buf, sizeof(buf));
+		struct find_pid f = { .pid = pid };
+		int r = each_proc(cg->dirfd[i], PROCS_SMALL, find_one, &f);
 		if (r < 0)
 			return r;
-		bool found = false;
-		char *save = NULL;
-		for (char *t = strtok_r(buf, "\n", &save); t && !found;
-		     t = strtok_r(NULL, "\n", &save)) {
-			char *end;
-			errno = 0;
-			long v = strtol(t, &end, 10);
-			found = !errno && !*end && v == (long)pid;
-		}
-		if (!found)
+		if (!f.found)
 			return 0;
 	}
 	return 1;
@@ -493,43 +529,24 @@ int sbx_cgroup_count_procs(const struct sbx_cgroup *cg)
 {
 	if (!cg->version)
 		return -ENOENT;
-	char buf[8192];
-	int r = read_at(cg->dirfd[SBX_CG_PIDS], "cgroup.procs", buf, sizeof(buf));
-	if (r < 0)
-		return r;
-	int n = 0;
-	for (char *p = buf; *p; p++)
-		if (*p == '\n')
-			n++;
-	return n;
+	return each_proc(cg->dirfd[SBX_CG_PIDS], PROCS_SMALL, NULL, NULL);
 }
 
-/*
- * The list lives on the heap: as a 64 KiB stack array, stack-clash probing touched all of it
- * on every call, which was a tenth of the supervisor's peak RSS.
- */
-#define KILL_LIST_MAX 65536
+static bool kill_one(long pid, void *arg)
+{
+	if (pid > 1) {
+		(void)kill((pid_t)pid, SIGKILL);
+		++*(int *)arg;
+	}
+	return false;
+}
 
+/* Sends SIGKILL to every process listed; returns how many, or -errno. */
 static int kill_listed(int dfd)
 {
-	_cleanup_free_ char *buf = malloc(KILL_LIST_MAX);
-	if (!buf)
-		return -ENOMEM;
-	int r = read_at(dfd, "cgroup.procs", buf, KILL_LIST_MAX);
-	if (r < 0)
-		return r;
 	int n = 0;
-	char *save = NULL;
-	for (char *t = strtok_r(buf, "\n", &save); t; t = strtok_r(NULL, "\n", &save)) {
-		char *end;
-		errno = 0;
-		long pid = strtol(t, &end, 10);
-		if (errno || *end || pid <= 1)
-			continue;
-		(void)kill((pid_t)pid, SIGKILL);
-		n++;
-	}
-	return n;
+	int r = each_proc(dfd, PROCS_KILL, kill_one, &n);
+	return r < 0 ? r : n;
 }
 
 int sbx_cgroup_kill(const struct sbx_cgroup *cg)
