@@ -91,6 +91,9 @@ bool pol_equal(const struct pol_policy *a, const struct pol_policy *b)
 	    !strv_equal(a->allow_create, a->n_allow_create, b->allow_create, b->n_allow_create) ||
 	    !strv_equal(a->hide, a->n_hide, b->hide, b->n_hide))
 		return false;
+	if (a->ws_mode != b->ws_mode || a->ws_apply != b->ws_apply ||
+	    !strv_equal(a->hold, a->n_hold, b->hold, b->n_hold))
+		return false;
 
 	for (size_t i = 0; i < POL_NS_N; i++)
 		if (a->namespaces[i] != b->namespaces[i])
@@ -165,6 +168,7 @@ static int check_printable(const struct pol_policy *p)
 			known |= bit;
 	if (!p->user_name || !p->hostname || !p->seccomp_profile ||
 	    !seccomp_action_name(p->seccomp_default) || !pol_network_name(p->network) ||
+	    !pol_ws_mode_name(p->ws_mode) || !pol_ws_apply_name(p->ws_apply) ||
 	    (p->unsafe & ~known))
 		return -EINVAL;
 	if (p->n_binds > 0 && !p->binds)
@@ -175,7 +179,7 @@ static int check_printable(const struct pol_policy *p)
 	if (!strv_printable(p->etc_files, p->n_etc_files) ||
 	    !strv_printable(p->protect, p->n_protect) ||
 	    !strv_printable(p->allow_create, p->n_allow_create) ||
-	    !strv_printable(p->hide, p->n_hide) ||
+	    !strv_printable(p->hide, p->n_hide) || !strv_printable(p->hold, p->n_hold) ||
 	    !strv_printable(p->caps_keep, p->n_caps_keep) ||
 	    !strv_printable(p->env_set, p->n_env_set) ||
 	    !strv_printable(p->env_pass, p->n_env_pass) ||
@@ -264,6 +268,15 @@ static bool json_filesystem(cJSON *root, const struct pol_policy *p)
 	       json_strv(fs, "protect", p->protect, p->n_protect) &&
 	       json_strv(fs, "allow_create", p->allow_create, p->n_allow_create) &&
 	       json_strv(fs, "hide", p->hide, p->n_hide);
+}
+
+static bool json_workspace(cJSON *root, const struct pol_policy *p)
+{
+	cJSON *ws = cJSON_AddObjectToObject(root, "workspace");
+
+	return ws && json_str(ws, "mode", pol_ws_mode_name(p->ws_mode)) &&
+	       json_str(ws, "apply", pol_ws_apply_name(p->ws_apply)) &&
+	       json_strv(ws, "hold", p->hold, p->n_hold);
 }
 
 static bool json_namespaces(cJSON *root, const struct pol_policy *p)
@@ -361,7 +374,7 @@ int pol_to_json(const struct pol_policy *p, char **out)
 		return r;
 	root = cJSON_CreateObject();
 	if (!root || !json_user(root, p) || !json_str(root, "hostname", p->hostname) ||
-	    !json_filesystem(root, p) || !json_namespaces(root, p) ||
+	    !json_filesystem(root, p) || !json_workspace(root, p) || !json_namespaces(root, p) ||
 	    !(caps = cJSON_AddObjectToObject(root, "capabilities")) ||
 	    !json_strv(caps, "keep", p->caps_keep, p->n_caps_keep) ||
 	    !json_str(root, "network", pol_network_name(p->network)) ||
@@ -721,6 +734,13 @@ static void yaml_body(struct yout *y, const struct pol_policy *p)
 	yaml_user(y, p);
 	ykv_str(y, "hostname", p->hostname);
 	yaml_filesystem(y, p);
+
+	ytoken(y, "workspace");
+	ymap(y, false);
+	ykv_str(y, "mode", pol_ws_mode_name(p->ws_mode));
+	ykv_str(y, "apply", pol_ws_apply_name(p->ws_apply));
+	ykv_strv(y, "hold", p->hold, p->n_hold);
+	yend_map(y);
 
 	ytoken(y, "namespaces");
 	ymap(y, false);

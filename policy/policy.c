@@ -426,9 +426,10 @@ static const struct {
 	{ "bind-host-root", POL_UNSAFE_BIND_HOST_ROOT },
 	{ "bind-container-socket", POL_UNSAFE_BIND_SOCKET },
 	{ "bind-kernel-fs", POL_UNSAFE_BIND_KERNEL_FS },
+	{ "workspace-anywhere", POL_UNSAFE_WORKSPACE_ANYWHERE },
 };
 
-#define UNSAFE_EXPECTED "one of: no-cgroup, io_uring, bind-host-root, bind-container-socket, bind-kernel-fs"
+#define UNSAFE_EXPECTED "one of: no-cgroup, io_uring, bind-host-root, bind-container-socket, bind-kernel-fs, workspace-anywhere"
 
 static int check_unsafe(const struct pol_walker *w, const char *label, const struct pol_node *item)
 {
@@ -807,6 +808,49 @@ static int fld_capabilities(const struct pol_walker *w, void *target, const stru
 {
 	(void)f;
 	return pol_walk_map(w, target, label, v, capability_fields, ELEMENTSOF(capability_fields));
+}
+
+static const char *const ws_mode_names[] = { [POL_WS_CHANGES] = "changes",
+					      [POL_WS_DIRECT] = "direct" };
+static const char *const ws_apply_names[] = { [POL_WS_APPLY_SAFE] = "safe",
+					       [POL_WS_APPLY_NONE] = "none" };
+
+static int fld_ws_mode(const struct pol_walker *w, void *target, const struct pol_field *f,
+		       const char *label, const struct pol_node *v)
+{
+	size_t i;
+	int r = pol_want_word(w, label, v, ws_mode_names, ELEMENTSOF(ws_mode_names),
+			      "workspace mode", "changes or direct", &i);
+	if (r < 0)
+		return r;
+	*POL_FIELD_PTR(target, f->off, enum pol_ws_mode) = (enum pol_ws_mode)i;
+	return 0;
+}
+
+static int fld_ws_apply(const struct pol_walker *w, void *target, const struct pol_field *f,
+			const char *label, const struct pol_node *v)
+{
+	size_t i;
+	int r = pol_want_word(w, label, v, ws_apply_names, ELEMENTSOF(ws_apply_names),
+			      "rule for applying", "safe or none", &i);
+	if (r < 0)
+		return r;
+	*POL_FIELD_PTR(target, f->off, enum pol_ws_apply) = (enum pol_ws_apply)i;
+	return 0;
+}
+
+/* workspace.hold patterns have the syntax of filesystem.hide. */
+static const struct pol_field workspace_fields[] = {
+	{ .key = "mode", .fn = fld_ws_mode, .off = offsetof(struct pol_policy, ws_mode) },
+	{ .key = "apply", .fn = fld_ws_apply, .off = offsetof(struct pol_policy, ws_apply) },
+	STR_LIST("hold", hold, check_hide),
+};
+
+static int fld_workspace(const struct pol_walker *w, void *target, const struct pol_field *f,
+			 const char *label, const struct pol_node *v)
+{
+	(void)f;
+	return pol_walk_map(w, target, label, v, workspace_fields, ELEMENTSOF(workspace_fields));
 }
 
 static int fld_network(const struct pol_walker *w, void *target, const struct pol_field *f,
@@ -1234,6 +1278,7 @@ static const struct pol_field root_fields[] = {
 	{ .key = "user", .fn = fld_user },
 	{ .key = "hostname", .fn = fld_hostname, .off = offsetof(struct pol_policy, hostname) },
 	{ .key = "filesystem", .fn = fld_filesystem },
+	{ .key = "workspace", .fn = fld_workspace },
 	{ .key = "namespaces", .fn = fld_namespaces },
 	{ .key = "capabilities", .fn = fld_capabilities },
 	{ .key = "network", .fn = fld_network, .off = offsetof(struct pol_policy, network) },
@@ -1487,6 +1532,7 @@ struct pol_policy *pol_free(struct pol_policy *p)
 	pol_strv_free(p->protect, p->n_protect);
 	pol_strv_free(p->allow_create, p->n_allow_create);
 	pol_strv_free(p->hide, p->n_hide);
+	pol_strv_free(p->hold, p->n_hold);
 	pol_strv_free(p->caps_keep, p->n_caps_keep);
 	pol_strv_free(p->env_set, p->n_env_set);
 	pol_strv_free(p->env_pass, p->n_env_pass);
@@ -1621,6 +1667,16 @@ const char *pol_cmp_op_name(enum pol_cmp_op op)
 		if (cmp_ops[i].op == op)
 			return cmp_ops[i].name;
 	return NULL;
+}
+
+const char *pol_ws_mode_name(enum pol_ws_mode m)
+{
+	return (size_t)m < ELEMENTSOF(ws_mode_names) ? ws_mode_names[m] : NULL;
+}
+
+const char *pol_ws_apply_name(enum pol_ws_apply a)
+{
+	return (size_t)a < ELEMENTSOF(ws_apply_names) ? ws_apply_names[a] : NULL;
 }
 
 const char *pol_network_name(enum pol_network net)

@@ -62,6 +62,20 @@ enum pol_unsafe {
 	POL_UNSAFE_BIND_SOCKET = 1u << 3,    /* "bind-container-socket": a bind of a container
 						 runtime socket (docker, containerd, podman) */
 	POL_UNSAFE_BIND_KERNEL_FS = 1u << 4, /* "bind-kernel-fs": a bind from or onto /proc, /sys, /dev */
+	POL_UNSAFE_WORKSPACE_ANYWHERE = 1u << 5, /* "workspace-anywhere": a workspace that is a
+						    system directory, a home or above one */
+};
+
+/* workspace.mode: how the sandbox's writes reach the host's workspace. */
+enum pol_ws_mode {
+	POL_WS_CHANGES = 0, /* an overlay; the writes are a changeset applied after the run */
+	POL_WS_DIRECT = 1,  /* live writes to the host tree, with the protect list read-only */
+};
+
+/* workspace.apply: what happens to a changeset when its run ends. */
+enum pol_ws_apply {
+	POL_WS_APPLY_SAFE = 0, /* apply what the rules allow, keep the rest pending */
+	POL_WS_APPLY_NONE = 1, /* keep the whole changeset pending for review */
 };
 
 /* Namespaces, in this order everywhere (policy, records, audit). */
@@ -136,6 +150,12 @@ struct pol_policy {
 	size_t n_caps_keep;
 
 	enum pol_network network;
+
+	/* workspace */
+	enum pol_ws_mode ws_mode;
+	enum pol_ws_apply ws_apply;
+	char **hold;             /* changes mode: patterns applied only when named (--include) */
+	size_t n_hold;
 
 	/* env */
 	char **env_set;          /* "NAME=value" */
@@ -219,18 +239,22 @@ struct pol_policy *pol_free(struct pol_policy *p);
 /*
  * Names as the policy language spells them (static strings), or NULL for a value that has
  * none: pol_unsafe_name takes one POL_UNSAFE_* bit ("bind-kernel-fs"), pol_ns_name a namespace
- * ("cgroup"), pol_cmp_op_name an operator ("masked_eq"), pol_network_name a mode ("none").
+ * ("cgroup"), pol_cmp_op_name an operator ("masked_eq"), pol_network_name a mode ("none"),
+ * pol_ws_mode_name a workspace mode ("changes"), pol_ws_apply_name an apply rule ("safe").
  */
 const char *pol_unsafe_name(uint32_t bit);
 const char *pol_ns_name(enum pol_ns ns);
 const char *pol_cmp_op_name(enum pol_cmp_op op);
 const char *pol_network_name(enum pol_network net);
+const char *pol_ws_mode_name(enum pol_ws_mode m);
+const char *pol_ws_apply_name(enum pol_ws_apply a);
 
 /*
  * policy-print.c: the effective policy as text.
  *
  * pol_to_json: a JSON object whose keys follow the YAML sections in order (user, hostname,
- * filesystem, namespaces, capabilities, network, env, seccomp, limits, unsafe, sources). Limits
+ * filesystem, workspace, namespaces, capabilities, network, env, seccomp, limits, unsafe,
+ * sources). Limits
  * carry their unit in the key (memory_bytes, wall_ms, cpu_millicpus, ...); every integer is
  * printed exactly, as a JSON number.
  *

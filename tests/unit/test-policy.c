@@ -18,6 +18,7 @@
 
 #include "cleanup.h"
 #include "policy.h"
+#include "yaml-util.h"
 #include "unit-util.h"
 
 #define TEST_FILE "test.yaml"
@@ -1008,8 +1009,43 @@ static void test_unsafe_values(void **state)
 {
 	(void)state;
 	check_error("unsafe: [no-seccomp]\n", 1, 10,
-		    "unsafe[0] 'no-seccomp' is not a known weakening (expected one of: no-cgroup, io_uring, bind-host-root, bind-container-socket, bind-kernel-fs)");
+		    "unsafe[0] 'no-seccomp' is not a known weakening (expected one of: no-cgroup, io_uring, bind-host-root, bind-container-socket, bind-kernel-fs, workspace-anywhere)");
 	check_error("unsafe: [io_uring, io_uring]\n", 1, 20, "unsafe[1] 'io_uring' repeats an earlier entry");
+}
+
+/* ---- workspace ---- */
+
+static void test_workspace_defaults(void **state)
+{
+	struct pol_policy *p = parse_ok("hostname: x\n");
+	(void)state;
+	assert_int_equal(p->ws_mode, POL_WS_CHANGES);
+	assert_int_equal(p->ws_apply, POL_WS_APPLY_SAFE);
+	assert_true(p->n_hold > 10);
+	assert_true(pol_strv_contains(p->hold, p->n_hold, ".git/hooks"));
+	assert_true(pol_strv_contains(p->hold, p->n_hold, ".git/config"));
+	assert_true(pol_strv_contains(p->hold, p->n_hold, "**/.envrc"));
+	pol_free(p);
+}
+
+static void test_workspace_values(void **state)
+{
+	struct pol_policy *p = parse_ok("workspace: {mode: direct, apply: none, hold: [a, \"**/b\"]}\n"
+					"unsafe: [workspace-anywhere]\n");
+	(void)state;
+	assert_int_equal(p->ws_mode, POL_WS_DIRECT);
+	assert_int_equal(p->ws_apply, POL_WS_APPLY_NONE);
+	assert_int_equal(p->n_hold, 2);
+	assert_string_equal(p->hold[1], "**/b");
+	assert_true(p->unsafe & POL_UNSAFE_WORKSPACE_ANYWHERE);
+	pol_free(p);
+	check_error("workspace: {mode: live}\n", 1, 19,
+		    "workspace.mode 'live' is not a workspace mode (expected changes or direct)");
+	check_error("workspace: {apply: all}\n", 1, 20,
+		    "workspace.apply 'all' is not a rule for applying (expected safe or none)");
+	check_error("workspace: {hold: [/etc]}\n", 1, 20, "workspace.hold[0] '/etc' is absolute");
+	check_error("workspace: {hold: [a/../b]}\n", 1, 20, "workspace.hold[0]");
+	check_error("workspace: {holds: []}\n", 1, 13, "unknown key 'holds' in workspace");
 }
 
 /* ---- values: limits and units ---- */
@@ -1824,7 +1860,7 @@ static void test_extends_values(void **state)
 	check_mem_error(&fs, "/p/my.yaml", "unsafe: []\nunsafe: [io_uring]\n", -EINVAL, "/p/my.yaml", 2, 1,
 			"duplicate key 'unsafe' in the top level (expected each key once; first at line 1)");
 	check_mem_error(&fs, "/p/my.yaml", "extend: default\n", -EINVAL, "/p/my.yaml", 1, 1,
-			"unknown key 'extend' in the top level (expected one of: extends, user, hostname, filesystem, namespaces, capabilities, network, env, seccomp, limits, unsafe)");
+			"unknown key 'extend' in the top level (expected one of: extends, user, hostname, filesystem, workspace, namespaces, capabilities, network, env, seccomp, limits, unsafe)");
 	assert_int_equal(fs.loads, 0);
 }
 
@@ -2126,7 +2162,8 @@ static void test_json(void **state)
 					"seccomp: {rules: [{syscall: s, action: deny, args: [{index: 3, op: masked_eq, value: 0x10, mask: 0xffffffffffffffff}]}]}\n"
 					"unsafe: [io_uring, no-cgroup]\n");
 	static const char *const order[] = {
-		"user", "hostname", "filesystem", "namespaces", "capabilities", "network", "env",
+		"user", "hostname", "filesystem", "workspace", "namespaces", "capabilities", "network",
+		"env",
 		"seccomp", "limits", "unsafe", "sources",
 	};
 	_cleanup_free_ char *json = NULL;
@@ -2233,6 +2270,9 @@ static void test_pol_equal(void **state)
 	FLIP(wall_ms, 1);
 	FLIP(output_bytes, 1);
 	FLIP(unsafe, POL_UNSAFE_IO_URING);
+	FLIP(ws_mode, POL_WS_DIRECT);
+	FLIP(ws_apply, POL_WS_APPLY_NONE);
+	FLIP(n_hold, 3);
 #undef FLIP
 	free(b->env_set[1]);
 	b->env_set[1] = strdup("LANG=C");
@@ -2302,6 +2342,8 @@ int main(void)
 		cmocka_unit_test(test_env_pass),
 		cmocka_unit_test(test_seccomp_values),
 		cmocka_unit_test(test_unsafe_values),
+		cmocka_unit_test(test_workspace_defaults),
+		cmocka_unit_test(test_workspace_values),
 		cmocka_unit_test(test_size_units),
 		cmocka_unit_test(test_size_syntax),
 		cmocka_unit_test(test_size_overflow),
