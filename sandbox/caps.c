@@ -9,6 +9,7 @@
 #include <linux/capability.h>
 #include <stdint.h>
 #include <sys/prctl.h>
+#include <grp.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -102,6 +103,29 @@ int sbx_drop_privileges(uint64_t keep, char *step, size_t step_len)
 
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		return fail_step(step, step_len, "set no_new_privs", -errno);
+	return 0;
+}
+
+int sbx_become_owner(uint32_t uid, uint32_t gid, uint64_t keep)
+{
+	char step[64];
+	/*
+	 * With the uid fixup off, the switch below keeps this process's capabilities, so that
+	 * sbx_drop_privileges can still lock the securebits and then keep exactly `keep`.
+	 */
+	if (prctl(PR_SET_SECUREBITS, SECBIT_NO_SETUID_FIXUP, 0, 0, 0) < 0)
+		return -errno;
+	gid_t g = (gid_t)gid;
+	if (setgroups(1, &g) < 0 || setresgid(g, g, g) < 0 || setresuid(uid, uid, uid) < 0)
+		return -errno;
+	return sbx_drop_privileges(keep, step, sizeof(step));
+}
+
+int sbx_drop_privileges_unprivileged(void)
+{
+	/* Nothing to give up in the initial namespace but the chance to gain through exec. */
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return -errno;
 	return 0;
 }
 

@@ -573,40 +573,56 @@ static int capture_reference(const char *path)
 
 /*
  * Puts an overlay over the workspace already attached at root/workspace: that tree is the
- * only lower layer, and the upper and work folders live on a fresh tmpfs. Writes land in the
- * tmpfs and vanish with the sandbox; the workspace itself is never written. The tmpfs is
- * mounted below the staging root only long enough for the overlay to take its own
- * references to it, then detached and its mount point removed.
+ * only lower layer. The upper and work folders are either on a fresh tmpfs (layer < 0: the
+ * writes vanish with the sandbox) or in a changeset's layer folder (layer: a detached mount
+ * of it, whose upper/ and work/ the supervisor made for the sandbox user). Either way the
+ * workspace itself is never written. The layer is mounted below the staging root only long
+ * enough for the overlay to take its own references to it, then detached and its mount
+ * point removed.
  */
 #define OVERLAY_SCRATCH ".warden-overlay"
-static int overlay_workspace(int root, const struct sbx_config *cfg, char *step, size_t step_len)
+static int overlay_workspace(int root, const struct sbx_config *cfg, int layer, char *step,
+			     size_t step_len)
 {
-	char size[32];
-	(void)snprintf(size, sizeof(size), "%llu", (unsigned long long)cfg->pol->tmp_bytes);
-	const char *opts[] = { "size", size, "mode", "0755", NULL };
-	int r = mount_new_fs(root, OVERLAY_SCRATCH, "tmpfs", opts,
-			     MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
-	if (r < 0)
-		return set_step(step, step_len, r, "mount the overlay's tmpfs", NULL);
-	/* The merged root takes its owner and mode from the upper folder: copy the lower's. */
+	int r;
+	if (layer >= 0) {
+		r = mkdir_p(root, OVERLAY_SCRATCH);
+		if (r >= 0)
+			r = attach(layer, root, OVERLAY_SCRATCH);
+		if (r < 0)
+			return set_step(step, step_len, r, "attach the changeset's layer", NULL);
+	} else {
+		char size[32];
+		(void)snprintf(size, sizeof(size), "%llu", (unsigned long long)cfg->pol->tmp_bytes);
+		const char *opts[] = { "size", size, "mode", "0755", NULL };
+		r = mount_new_fs(root, OVERLAY_SCRATCH, "tmpfs", opts,
+				 MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+		if (r < 0)
+			return set_step(step, step_len, r, "mount the overlay's tmpfs", NULL);
+		if (mkdirat(root, OVERLAY_SCRATCH "/upper", 0700) < 0 ||
+		    mkdirat(root, OVERLAY_SCRATCH "/work", 0700) < 0)
+			return set_step(step, step_len, -errno, "prepare the overlay's folders", NULL);
+	}
+	/* The merged root takes its mode from the upper folder: copy the lower's. */
 	struct stat ws;
-	if (fstatat(root, "workspace", &ws, AT_SYMLINK_NOFOLLOW) < 0)
-		r = -errno;
-	else if (mkdirat(root, OVERLAY_SCRATCH "/upper", ws.st_mode & 07777) < 0 ||
-		 mkdirat(root, OVERLAY_SCRATCH "/work", 0700) < 0)
-		r = -errno;
-	else if (fchmodat(root, OVERLAY_SCRATCH "/upper", ws.st_mode & 07777, 0) < 0)
-		r = -errno;
-	if (r < 0)
-		return set_step(step, step_len, r, "prepare the overlay's folders", NULL);
+	if (fstatat(root, "workspace", &ws, AT_SYMLINK_NOFOLLOW) < 0 ||
+	    fchmodat(root, OVERLAY_SCRATCH "/upper", ws.st_mode & 0777, 0) < 0)
+		return set_step(step, step_len, -errno, "prepare the overlay's folders", NULL);
 
 	_cleanup_close_ int fs = fsopen("overlay", FSOPEN_CLOEXEC);
 	if (fs < 0)
 		return set_step(step, step_len, -errno, "open an overlay filesystem", NULL);
+	/*
+	 * No redirects, no metacopy, no index: the upper layer holds only whole files, plain
+	 * directories, whiteouts and opaque markers, which is all the apply walker accepts.
+	 */
 	const char *const conf[] = {
 		"lowerdir", SBX_STAGING "/workspace",
 		"upperdir", SBX_STAGING "/" OVERLAY_SCRATCH "/upper",
 		"workdir", SBX_STAGING "/" OVERLAY_SCRATCH "/work",
+		"redirect_dir", "nofollow",
+		"metacopy", "off",
+		"index", "off",
 		NULL,
 	};
 	for (size_t i = 0; conf[i] && r >= 0; i += 2)
@@ -627,8 +643,36 @@ static int overlay_workspace(int root, const struct sbx_config *cfg, char *step,
 		return set_step(step, step_len, r, "attach the workspace overlay", NULL);
 	if (umount2(SBX_STAGING "/" OVERLAY_SCRATCH, MNT_DETACH) < 0 ||
 	    unlinkat(root, OVERLAY_SCRATCH, AT_REMOVEDIR) < 0)
-		return set_step(step, step_len, -errno, "detach the overlay's tmpfs", NULL);
+		return set_step(step, step_len, -errno, "detach the overlay's layer", NULL);
 	return 0;
+}
+
+/*
+ * A detached copy of the changeset's layer folder, resolved again in this mount namespace
+ * and checked to be the folder the supervisor made.
+ */
+static int capture_layer(const struct sbx_config *cfg)
+{
+	struct stat want, got;
+	if (fstat(cfg->changes_layer_fd, &want) < 0)
+		return -errno;
+	_cleanup_close_ int fd = open(cfg->changes_layer_path, O_PATH | O_DIRECTORY | O_NOFOLLOW |
+									O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &got) < 0)
+		return -errno;
+	if (got.st_dev != want.st_dev || got.st_ino != want.st_ino)
+		return -ESTALE;
+	int tree = clone_tree(fd, "", false);
+	if (tree < 0)
+		return tree;
+	int r = set_attr(tree, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, false);
+	if (r < 0) {
+		(void)close(tree);
+		return r;
+	}
+	return tree;
 }
 
 static void captures_done(struct capture *caps, size_t n)
@@ -649,8 +693,9 @@ static struct {
 	size_t n_etc;
 	int ws_tree;
 	int ref_tree;
+	int layer_tree;
 	bool done;
-} captured = { .ws_tree = -1, .ref_tree = -1 };
+} captured = { .ws_tree = -1, .ref_tree = -1, .layer_tree = -1 };
 
 static void captured_done(void)
 {
@@ -662,10 +707,12 @@ static void captured_done(void)
 		(void)close(captured.ws_tree);
 	if (captured.ref_tree >= 0)
 		(void)close(captured.ref_tree);
+	if (captured.layer_tree >= 0)
+		(void)close(captured.layer_tree);
 	captured.caps = NULL;
 	captured.etc_dsts = NULL;
 	captured.used = captured.n_etc = 0;
-	captured.ws_tree = captured.ref_tree = -1;
+	captured.ws_tree = captured.ref_tree = captured.layer_tree = -1;
 }
 
 int sbx_mount_capture(const struct sbx_config *cfg, char *step, size_t step_len)
@@ -732,6 +779,13 @@ int sbx_mount_capture(const struct sbx_config *cfg, char *step, size_t step_len)
 		if (r < 0)
 			(void)set_step(step, step_len, r, "capture the workspace", NULL);
 	}
+	if (r >= 0 && cfg->changes_layer_fd >= 0) {
+		captured.layer_tree = capture_layer(cfg);
+		r = captured.layer_tree < 0 ? captured.layer_tree : 0;
+		if (r < 0)
+			(void)set_step(step, step_len, r, "capture the changeset's layer",
+				       cfg->changes_layer_path);
+	}
 	if (r >= 0 && cfg->reference_path) {
 		captured.ref_tree = capture_reference(cfg->reference_path);
 		r = captured.ref_tree < 0 ? captured.ref_tree : 0;
@@ -756,6 +810,7 @@ int sbx_mount_setup(const struct sbx_config *cfg, char *step, size_t step_len)
 	struct capture *caps = captured.caps;
 	_cleanup_close_ int ws_tree = TAKE_FD(captured.ws_tree);
 	_cleanup_close_ int ref_tree = TAKE_FD(captured.ref_tree);
+	_cleanup_close_ int layer_tree = TAKE_FD(captured.layer_tree);
 
 	/* The new root: a small tmpfs, made read-only once everything is in place. */
 	_cleanup_close_ int root = -1;
@@ -783,8 +838,8 @@ int sbx_mount_setup(const struct sbx_config *cfg, char *step, size_t step_len)
 		r = attach(ws_tree, root, "workspace");
 	if (r < 0)
 		return set_step(step, step_len, r, "attach the workspace", NULL);
-	if (cfg->workspace_overlay) {
-		r = overlay_workspace(root, cfg, step, step_len);
+	if (cfg->workspace_overlay || layer_tree >= 0) {
+		r = overlay_workspace(root, cfg, layer_tree, step, step_len);
 		if (r < 0)
 			return r;
 	}
@@ -796,7 +851,8 @@ int sbx_mount_setup(const struct sbx_config *cfg, char *step, size_t step_len)
 		if (r < 0)
 			return set_step(step, step_len, r, "attach the reference at", SBX_REFERENCE);
 	}
-	r = protect_workspace(root, cfg, step, step_len);
+	/* In a changeset everything may be written: the hold rules judge it afterwards. */
+	r = cfg->changes_layer_fd >= 0 ? 0 : protect_workspace(root, cfg, step, step_len);
 	if (r < 0)
 		return r;
 	r = hide_paths(root, cfg, step, step_len);

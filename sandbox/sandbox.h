@@ -68,6 +68,14 @@ struct sbx_config {
 	int stdio_fds[3];         /* become the worker's fds 0, 1, 2; -1 keeps the supervisor's */
 	const char *reference_path; /* host folder bound read-only at SBX_REFERENCE, or NULL */
 	bool workspace_overlay;   /* the workspace seen through an overlay with a tmpfs upper */
+
+	/*
+	 * Workspace mode "changes": the workspace is the overlay's read-only lower layer, and
+	 * its upper/ and work/ folders live in this directory (a changeset's layer/, owned by
+	 * host_uid), re-resolved in the child's mount namespace and checked against the fd.
+	 */
+	int changes_layer_fd;     /* -1: no changeset */
+	const char *changes_layer_path;
 };
 
 /* Inside the sandbox */
@@ -160,6 +168,17 @@ int sbx_mount_setup(const struct sbx_config *cfg, char *step, size_t step_len);
  * reading them back, and sets no_new_privs. Returns 0 or -errno with step set.
  */
 int sbx_drop_privileges(uint64_t keep, char *step, size_t step_len);
+
+/*
+ * caps.c, for the children that apply a changeset (supervisor/apply.c), as root: becomes
+ * uid/gid (supplementary groups: gid alone) keeping only the capabilities in keep (a mask),
+ * securebits locked and no_new_privs set. Returns 0 or -errno; the process must then exit
+ * rather than go on with half its privilege.
+ */
+int sbx_become_owner(uint32_t uid, uint32_t gid, uint64_t keep);
+
+/* The same without privilege to give up: no_new_privs only. Returns 0 or -errno. */
+int sbx_drop_privileges_unprivileged(void);
 
 /*
  * Maps capability names (lower case, without CAP_) to a mask. Returns 0, or -EINVAL for a name

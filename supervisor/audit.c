@@ -608,6 +608,7 @@ int sup_cmd_audit(int argc, char **argv)
 	opts.audit = a;
 	struct sup_run_result res;
 	int code = sup_run(&opts, &res);
+	sup_run_result_done(&res); /* nothing below reads the changeset's report */
 	if (opts.workspace == scratch)
 		(void)rmdir(scratch);
 	if (code != 0) {

@@ -312,6 +312,8 @@ static int run_step(struct ev_run *ev, enum step_kind kind, char *const *raw, si
 		.out = out,
 		.err = err,
 		.env_extra = extra,
+		/* An evaluation's workspace is its own run directory's copy (docs/eval.md). */
+		.direct_workspace = true,
 	};
 	bool grading = kind == STEP_CRITERION || kind == STEP_TEARDOWN;
 	if (grading) {

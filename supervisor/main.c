@@ -14,6 +14,7 @@
 #include "cleanup.h"
 #include "config.h"
 #include "audit.h"
+#include "changes.h"
 #include "log.h"
 #include "run.h"
 #include "sbx-seccomp.h"
@@ -40,6 +41,10 @@ static const char usage_main[] =
 	"  check [--json] TASK              validate an evaluation task (docs/eval.md)\n"
 	"  eval [--out DIR] [--jobs N] TASK...  run evaluation tasks\n"
 	"  grade [--yes] RUN_DIR...         grade recorded runs again, behind a trust gate\n"
+	"  changes [--json]                 list pending changesets (docs/workspace.md)\n"
+	"  diff ID [--stat] [--json]        show what a changeset holds and would do\n"
+	"  apply ID [--include GLOB]...     apply a changeset (--dry-run, --force)\n"
+	"  discard ID                       delete a changeset\n"
 	"\n"
 	"Options:\n"
 	"  -h, --help      show this help (also: warden COMMAND --help)\n"
@@ -55,7 +60,13 @@ static const char usage_run[] =
 	"\n"
 	"Options:\n"
 	"  --policy FILE      policy file (default: the embedded strict policy)\n"
-	"  --workspace DIR    directory bound read-write at /workspace (default: .)\n"
+	"  --workspace DIR    the workspace, seen at /workspace (default: .)\n"
+	"  --workspace-mode changes|direct\n"
+	"                     changes (the policy's default): writes go to a changeset that\n"
+	"                     warden applies under its rules when the command ends; direct:\n"
+	"                     live writes to the host tree (docs/workspace.md)\n"
+	"  --apply safe|none  at the end, apply the changeset's safe part (safe) or keep all\n"
+	"                     of it pending for review (none)\n"
 	"  --timeout SECONDS  wall-clock limit, overriding the policy's (0 = none)\n"
 	"  --record DIR       write DIR/record.json, the run record (atomically)\n"
 	"  -q, --quiet        print only errors\n"
@@ -102,6 +113,8 @@ int sup_cmd_run(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "policy", required_argument, NULL, 'p' },
 		{ "workspace", required_argument, NULL, 'w' },
+		{ "workspace-mode", required_argument, NULL, 'm' },
+		{ "apply", required_argument, NULL, 'a' },
 		{ "timeout", required_argument, NULL, 't' },
 		{ "record", required_argument, NULL, 'r' },
 		{ "quiet", no_argument, NULL, 'q' },
@@ -119,6 +132,28 @@ int sup_cmd_run(int argc, char **argv)
 			break;
 		case 'w':
 			opts.workspace = optarg;
+			break;
+		case 'm':
+			opts.ws_mode_set = true;
+			if (strcmp(optarg, "changes") == 0)
+				opts.ws_mode = POL_WS_CHANGES;
+			else if (strcmp(optarg, "direct") == 0)
+				opts.ws_mode = POL_WS_DIRECT;
+			else {
+				log_error("--workspace-mode: '%s' is not changes or direct", optarg);
+				return SUP_EXIT_SETUP;
+			}
+			break;
+		case 'a':
+			opts.apply_set = true;
+			if (strcmp(optarg, "safe") == 0)
+				opts.apply = POL_WS_APPLY_SAFE;
+			else if (strcmp(optarg, "none") == 0)
+				opts.apply = POL_WS_APPLY_NONE;
+			else {
+				log_error("--apply: '%s' is not safe or none", optarg);
+				return SUP_EXIT_SETUP;
+			}
 			break;
 		case 't':
 			if (parse_seconds(optarg, &opts.timeout_ms) < 0) {
@@ -160,6 +195,7 @@ int sup_cmd_run(int argc, char **argv)
 				code = SUP_EXIT_SETUP;
 		}
 	}
+	sup_run_result_done(&res);
 	return code;
 }
 
@@ -287,6 +323,14 @@ int main(int argc, char **argv)
 		return sup_cmd_eval(argc - 1, argv + 1);
 	if (strcmp(cmd, "grade") == 0)
 		return sup_cmd_grade(argc - 1, argv + 1);
+	if (strcmp(cmd, "changes") == 0)
+		return sup_cmd_changes(argc - 1, argv + 1);
+	if (strcmp(cmd, "diff") == 0)
+		return sup_cmd_diff(argc - 1, argv + 1);
+	if (strcmp(cmd, "apply") == 0)
+		return sup_cmd_apply(argc - 1, argv + 1);
+	if (strcmp(cmd, "discard") == 0)
+		return sup_cmd_discard(argc - 1, argv + 1);
 	log_error("unknown command '%s' (see 'warden --help')", cmd);
 	return SUP_EXIT_SETUP;
 }

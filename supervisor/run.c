@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "cgroup.h"
+#include "changes.h"
 #include "channel.h"
 #include "cleanup.h"
 #include "io-util.h"
@@ -40,6 +41,7 @@
 #include "run.h"
 #include "sandbox.h"
 #include "sha256.h"
+#include "wspath.h"
 
 /* Generated at build time by sandbox/seccomp-gen: the default policy's filter. */
 extern const struct sbx_seccomp_precompiled sbx_seccomp_default_pre;
@@ -108,6 +110,8 @@ struct run_state {
 	struct sbx_seccomp_prog seccomp;
 	struct sbx_placeholder *placeholders;
 	size_t n_placeholders;
+	struct sup_changeset cs; /* workspace mode changes */
+	bool use_changes;
 	char **envp;
 	char **worker_argv;
 	struct sup_channel chan_state;
@@ -149,6 +153,7 @@ static void run_state_init(struct run_state *st)
 	st->out_pipe[0] = st->out_pipe[1] = st->err_pipe[0] = st->err_pipe[1] = -1;
 	st->devnull = -1;
 	sbx_cgroup_init(&st->cg);
+	sup_changeset_init(&st->cs);
 	st->cg_join.clone_fd = -1;
 	for (int i = 0; i < SBX_CG_N; i++)
 		st->cg_join.tasks_fd[i] = -1;
@@ -191,6 +196,7 @@ static void run_state_done(struct run_state *st, struct sup_run_result *res)
 		st->placeholders = NULL;
 		st->n_placeholders = 0;
 	}
+	sup_changeset_done(&st->cs);
 	sup_channel_done(&st->chan_state);
 	sbx_seccomp_prog_done(&st->seccomp);
 	close_fd(&st->ws_lock_fd);
@@ -745,6 +751,7 @@ static void note_weakenings(const struct pol_policy *pol, struct sup_run_result 
 		{ POL_UNSAFE_BIND_HOST_ROOT, "bind-host-root" },
 		{ POL_UNSAFE_BIND_SOCKET, "bind-container-socket" },
 		{ POL_UNSAFE_BIND_KERNEL_FS, "bind-kernel-fs" },
+		{ POL_UNSAFE_WORKSPACE_ANYWHERE, "workspace-anywhere" },
 	};
 	static const char *const shared[POL_NS_N] = {
 		[POL_NS_NET] = "share-net", [POL_NS_UTS] = "share-uts",
@@ -839,6 +846,10 @@ static int prepare(struct run_state *st, const struct sup_run_opts *opts,
 	if (r < 0)
 		return setup_failed(res, 0, "%s: %s", res->policy_source, why);
 	res->unsafe = st->pol->unsafe;
+	if (!st->pol_borrowed && opts->ws_mode_set)
+		st->pol->ws_mode = opts->ws_mode;
+	if (!st->pol_borrowed && opts->apply_set)
+		st->pol->ws_apply = opts->apply;
 	st->wall_ms = opts->timeout_set ? opts->timeout_ms : st->pol->wall_ms;
 	/* A limit that would not be enforced is refused, never silently ignored. */
 	if (st->pol->output_bytes && !opts->out)
@@ -856,11 +867,13 @@ static int prepare(struct run_state *st, const struct sup_run_opts *opts,
 	log_debug("policy %s (%s); %s mode", res->policy_source, res->policy_digest,
 		  res->privileged ? "privileged" : "unprivileged");
 
-	/* Workspace */
+	/* Workspace: opened without following a symlink, and refused where it would hand the
+	 * sandbox a host tree, a home or a kernel interface (wspath.h), before anything is made
+	 * in it. */
 	const char *ws = opts->workspace ? opts->workspace : ".";
-	st->workspace_fd = open(ws, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	st->workspace_fd = sup_open_workspace(ws, st->pol->unsafe, why, sizeof(why));
 	if (st->workspace_fd < 0)
-		return setup_failed(res, -errno, "open workspace '%s'", ws);
+		return setup_failed(res, 0, "%s", why);
 	struct stat ws_st;
 	if (fstat(st->workspace_fd, &ws_st) < 0)
 		return setup_failed(res, -errno, "stat workspace '%s'", ws);
@@ -871,6 +884,10 @@ static int prepare(struct run_state *st, const struct sup_run_opts *opts,
 		return setup_failed(res, n < 0 ? -errno : -ENAMETOOLONG,
 				    "resolve workspace '%s'", ws);
 	st->workspace_path[n] = '\0';
+	r = sup_check_workspace(st->workspace_fd, st->workspace_path, st->pol->unsafe, why,
+				sizeof(why));
+	if (r < 0)
+		return setup_failed(res, 0, "%s", why);
 
 	/* Ids */
 	if (res->privileged) {
@@ -887,16 +904,33 @@ static int prepare(struct run_state *st, const struct sup_run_opts *opts,
 		res->host_gid = getgid();
 	}
 
-	/* Workspace: placeholders for missing protected paths, then the idmapped view. */
-	bool alone = false;
-	r = lock_workspace(res->privileged, st->workspace_fd, &st->ws_lock_fd, &alone);
-	if (r < 0)
-		return setup_failed(res, r, "lock the workspace");
-	r = sbx_placeholders_create(st->workspace_fd, st->pol, alone, &st->placeholders,
-				    &st->n_placeholders);
-	if (r < 0)
-		return setup_failed(res, r, "protect workspace paths");
-	res->placeholders = st->n_placeholders;
+	/*
+	 * Workspace: in mode changes, a changeset whose layer takes every write; in mode direct,
+	 * placeholders for missing protected paths. Then the idmapped view.
+	 */
+	st->use_changes = st->pol->ws_mode == POL_WS_CHANGES && !opts->direct_workspace &&
+			  !opts->workspace_overlay;
+	res->changes_mode = st->use_changes;
+	if (st->use_changes) {
+		char what_cs[PATH_MAX + 64];
+		r = sup_changeset_create(res->privileged, st->workspace_fd, st->workspace_path,
+					 res->host_uid, res->host_gid, st->pol, opts->argv, &st->cs,
+					 what_cs, sizeof(what_cs));
+		if (r < 0)
+			return setup_failed(res, r, "%s", what_cs);
+		(void)snprintf(res->changes_id, sizeof(res->changes_id), "%s", st->cs.id);
+		log_debug("changeset %s in %s", st->cs.id, st->cs.layer_path);
+	} else {
+		bool alone = false;
+		r = lock_workspace(res->privileged, st->workspace_fd, &st->ws_lock_fd, &alone);
+		if (r < 0)
+			return setup_failed(res, r, "lock the workspace");
+		r = sbx_placeholders_create(st->workspace_fd, st->pol, alone, &st->placeholders,
+					    &st->n_placeholders);
+		if (r < 0)
+			return setup_failed(res, r, "protect workspace paths");
+		res->placeholders = st->n_placeholders;
+	}
 	r = sup_hide_expand(st->workspace_fd, st->pol->hide, st->pol->n_hide, &st->hidden,
 			    &st->n_hidden);
 	if (r < 0)
@@ -1022,6 +1056,8 @@ static int spawn_and_attest(struct run_state *st, struct sup_run_result *res)
 		.stdio_fds = { st->devnull, st->out_pipe[1], st->err_pipe[1] },
 		.reference_path = st->opts->reference,
 		.workspace_overlay = st->opts->workspace_overlay,
+		.changes_layer_fd = st->use_changes ? st->cs.layer_fd : -1,
+		.changes_layer_path = st->cs.layer_path,
 	};
 	bool joined = false;
 	int r = sbx_spawn(&cfg, &st->pid, &st->pidfd, &joined);
@@ -1194,6 +1230,11 @@ ended:
 	return res->exit_code;
 }
 
+void sup_run_result_done(struct sup_run_result *res)
+{
+	sup_chg_report_done(&res->changes);
+}
+
 int sup_run(const struct sup_run_opts *opts, struct sup_run_result *res)
 {
 	struct run_state st;
@@ -1231,6 +1272,21 @@ int sup_run(const struct sup_run_opts *opts, struct sup_run_result *res)
 	/* Every writer in the sandbox is gone: what is left in the pipes is the end. */
 	finish_pipe(&st.out_pipe[0], opts->out);
 	finish_pipe(&st.err_pipe[0], opts->err);
+	/* And in the changeset's layer: apply its safe part, keep the rest. */
+	if (st.cs.dir_fd >= 0) {
+		bool apply = st.pol->ws_apply == POL_WS_APPLY_SAFE;
+		int r = sup_changeset_finish(&st.cs, res->privileged, st.workspace_fd, apply, st.pol,
+					     &res->changes, &res->changes_kept);
+		res->changes_applied = apply && r >= 0;
+		if (r < 0) {
+			res->changes_error = r;
+			res->changes_kept = true;
+			log_errno(r, "changeset %s could not be %s; it stays pending (warden diff %s)",
+				  st.cs.id, apply ? "applied" : "kept", st.cs.id);
+			if (code == 0)
+				code = SUP_EXIT_SETUP;
+		}
+	}
 	run_state_done(&st, res);
 	phase_end(&st, res, SUP_PHASE_TEARDOWN);
 	for (int i = 0; i < SUP_PHASE_N; i++)

@@ -13,6 +13,7 @@
 #include "host.h"
 #include "identity.h"
 #include "wire.h"
+#include "apply.h"
 
 /* Phases of a run, timed from the monotonic clock (docs/run.md, and bench/). */
 enum sup_phase {
@@ -75,6 +76,10 @@ struct sup_run_opts {
 	bool timeout_set;
 	char **argv;              /* the command, NULL-terminated */
 	struct sup_audit *audit;  /* non-NULL: run the audit probes instead of the command */
+	bool ws_mode_set;         /* --workspace-mode: overrides the policy's workspace.mode */
+	enum pol_ws_mode ws_mode;
+	bool apply_set;           /* --apply: overrides the policy's workspace.apply */
+	enum pol_ws_apply apply;
 
 	/* Evaluations (supervisor/eval.c); a plain run leaves these NULL and false. */
 	struct sup_sink *out, *err; /* non-NULL: capture stdout/stderr; stdin is /dev/null */
@@ -83,6 +88,7 @@ struct sup_run_opts {
 	bool no_env_pass;         /* ignore the policy's env.pass: no host variable gets in */
 	const char *reference;    /* host folder bound read-only at /reference, or NULL */
 	bool workspace_overlay;   /* the command's writes to the workspace vanish with it */
+	bool direct_workspace;    /* workspace mode direct whatever the policy says */
 };
 
 struct sup_audit;
@@ -124,7 +130,18 @@ struct sup_run_result {
 	uint64_t hidden;               /* workspace paths masked by filesystem.hide */
 	struct sbx_host_facts host;    /* the host's capability facts (cheap probes) */
 	char kernel[65];               /* uname release */
+
+	/* Workspace mode changes: the run's changeset and what its end did with it. */
+	bool changes_mode;
+	char changes_id[40];           /* "" when no changeset was made */
+	bool changes_kept;             /* something is pending in it */
+	bool changes_applied;          /* the apply ran (policy workspace.apply safe) */
+	int changes_error;             /* -errno when the end of the changeset failed */
+	struct sup_chg_report changes; /* owned: free with sup_run_result_done */
 };
+
+/* Frees what a result owns (the changeset report). */
+void sup_run_result_done(struct sup_run_result *res);
 
 /* Runs opts->argv in a sandbox. Always fills *res; returns the exit code to use. */
 int sup_run(const struct sup_run_opts *opts, struct sup_run_result *res);

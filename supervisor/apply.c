@@ -1,0 +1,902 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Applying a changeset (apply.h). Three parts: the walker, which runs in the apply child and
+ * writes the host tree; the records it sends back, read through the codec's bounded reader;
+ * and the pruning child, which removes applied entries from the upper layer.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/capability.h>
+#include <linux/openat2.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include "apply.h"
+#include "cleanup.h"
+#include "hide.h"
+#include "io-util.h"
+#include "sandbox.h"
+#include "wire.h"
+
+/* Overlayfs's own markers in the upper layer, as it writes them under "userxattr". */
+#define OVL_XATTR_OPAQUE "user.overlay.opaque"
+#define OVL_XATTR_REDIRECT "user.overlay.redirect"
+#define OVL_XATTR_METACOPY "user.overlay.metacopy"
+
+/* A record: u32 length | u8 kind | u8 verdict | str path | str reason (empty: none). */
+#define REC_MAX (16u + PATH_MAX + SUP_CHG_MAX_REASON)
+
+static const char *const kind_names[] = {
+	[SUP_CHG_ADDED] = "added",     [SUP_CHG_MODIFIED] = "modified",
+	[SUP_CHG_DELETED] = "deleted", [SUP_CHG_DIR] = "directory",
+	[SUP_CHG_SPECIAL] = "special",
+};
+static const char *const verdict_names[] = {
+	[SUP_CHG_APPLIED] = "applied",
+	[SUP_CHG_HELD] = "held",
+	[SUP_CHG_REFUSED] = "refused",
+};
+
+const char *sup_chg_kind_name(enum sup_chg_kind k)
+{
+	return (size_t)k < ELEMENTSOF(kind_names) && kind_names[k] ? kind_names[k] : "?";
+}
+
+const char *sup_chg_verdict_name(enum sup_chg_verdict v)
+{
+	return (size_t)v < ELEMENTSOF(verdict_names) && verdict_names[v] ? verdict_names[v] : "?";
+}
+
+bool sup_link_stays_inside(const char *target, unsigned depth)
+{
+	if (!target[0] || target[0] == '/')
+		return false;
+	bool named = false; /* a component other than ".." was seen */
+	unsigned up = 0;
+	for (const char *c = target; *c;) {
+		const char *slash = strchr(c, '/');
+		size_t len = slash ? (size_t)(slash - c) : strlen(c);
+		if (len == 2 && c[0] == '.' && c[1] == '.') {
+			/* ".." after a name may cross a symlink that name is: refused outright */
+			if (named || ++up > depth)
+				return false;
+		} else if (len > 0 && !(len == 1 && c[0] == '.')) {
+			named = true;
+		}
+		if (!slash)
+			break;
+		c = slash + 1;
+	}
+	return true;
+}
+
+unsigned sup_apply_mode(unsigned mode, int host_mode)
+{
+	unsigned m = mode & 0777;
+	unsigned may_write = host_mode >= 0 ? (unsigned)host_mode & 022 : 0;
+	return (m & ~022u) | (m & may_write);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* The walker (apply child)                                                                   */
+
+struct walk {
+	const struct sup_apply_spec *spec;
+	int out;          /* the records pipe */
+	int err;          /* first transport error */
+	unsigned n_recs;
+};
+
+static void emit(struct walk *w, enum sup_chg_kind kind, enum sup_chg_verdict verdict,
+		 const char *path, const char *reason)
+{
+	uint8_t buf[REC_MAX];
+	struct wire_wr wr;
+	if (w->err)
+		return;
+	if (++w->n_recs > SUP_CHG_MAX_ENTRIES) {
+		w->err = -E2BIG;
+		return;
+	}
+	const char *why = reason ? reason : "";
+	size_t why_len = strnlen(why, SUP_CHG_MAX_REASON);
+	wire_wr_init(&wr, buf, sizeof(buf));
+	(void)wire_put_u32(&wr, 0);
+	(void)wire_put_u8(&wr, (uint8_t)kind);
+	(void)wire_put_u8(&wr, (uint8_t)verdict);
+	(void)wire_put_str(&wr, path, strlen(path), PATH_MAX);
+	(void)wire_put_str(&wr, why, why_len, SUP_CHG_MAX_REASON);
+	if (wr.failed) {
+		w->err = -ENAMETOOLONG;
+		return;
+	}
+	/* The length prefix counts what follows it. */
+	struct wire_wr head;
+	wire_wr_init(&head, buf, 4);
+	(void)wire_put_u32(&head, (uint32_t)(wr.len - 4));
+	int r = io_write_all(w->out, buf, wr.len);
+	if (r < 0)
+		w->err = r;
+}
+
+static int open_beneath(int dfd, const char *rel, uint64_t flags)
+{
+	struct open_how how = {
+		.flags = flags | O_NOFOLLOW | O_CLOEXEC,
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
+			   RESOLVE_NO_XDEV,
+	};
+	int fd = (int)syscall(SYS_openat2, dfd, rel, &how, sizeof(how));
+	return fd < 0 ? -errno : fd;
+}
+
+/* path matches pattern, or one of its leading directories does */
+static bool match_prefixes(char *const *patterns, size_t n, const char *path)
+{
+	char buf[PATH_MAX];
+	size_t len = strlen(path);
+	if (len >= sizeof(buf))
+		return true; /* cannot be checked: treat as named, which holds it */
+	memcpy(buf, path, len + 1);
+	for (size_t end = 0; end <= len; end++) {
+		if (buf[end] != '/' && buf[end] != '\0')
+			continue;
+		char saved = buf[end];
+		buf[end] = '\0';
+		for (size_t i = 0; i < n; i++)
+			if (sup_hide_match(patterns[i], buf)) {
+				buf[end] = saved;
+				return true;
+			}
+		buf[end] = saved;
+	}
+	return false;
+}
+
+static bool exact_match(char *const *patterns, size_t n, const char *path)
+{
+	for (size_t i = 0; i < n; i++)
+		if (sup_hide_match(patterns[i], path))
+			return true;
+	return false;
+}
+
+static bool changed_since_base(const struct walk *w, const struct stat *st)
+{
+	if (w->spec->force)
+		return false;
+	return st->st_ctim.tv_sec > w->spec->base_sec ||
+	       (st->st_ctim.tv_sec == w->spec->base_sec && st->st_ctim.tv_nsec >= w->spec->base_nsec);
+}
+
+static bool is_whiteout(const struct stat *st)
+{
+	return S_ISCHR(st->st_mode) && st->st_rdev == makedev(0, 0);
+}
+
+/* "y" in the opaque marker; a directory fd opened for reading. */
+static bool is_opaque(int dfd)
+{
+	char v[4];
+	ssize_t n = fgetxattr(dfd, OVL_XATTR_OPAQUE, v, sizeof(v));
+	return n == 1 && v[0] == 'y';
+}
+
+static bool has_xattr(int fd, const char *name)
+{
+	return fgetxattr(fd, name, NULL, 0) >= 0 || errno == ERANGE;
+}
+
+/* Copies src to dst (both borrowed) to the end. */
+static int copy_data(int src, int dst)
+{
+	for (;;) {
+		ssize_t n = copy_file_range(src, NULL, dst, NULL, 1u << 30, 0);
+		if (n == 0)
+			return 0;
+		if (n > 0)
+			continue;
+		if (errno == EINTR)
+			continue;
+		if (errno != EXDEV && errno != EINVAL && errno != ENOSYS && errno != EOPNOTSUPP)
+			return -errno;
+		break;
+	}
+	char buf[65536];
+	for (;;) {
+		ssize_t n = read(src, buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return 0;
+		int r = io_write_all(dst, buf, (size_t)n);
+		if (r < 0)
+			return r;
+	}
+}
+
+/* A fresh name for a temporary entry in a host directory. */
+static void temp_name(char out[40])
+{
+	uint64_t rnd = 0;
+	(void)io_fill_random(&rnd, sizeof(rnd));
+	(void)snprintf(out, 40, ".warden-apply-%016llx", (unsigned long long)rnd);
+}
+
+/*
+ * Writes the upper file `name` (in ud) to the host directory hd under the same name: a new
+ * file next to it, filled, given its mode, synced, then renamed over. host_mode is the
+ * host entry's mode, or -1.
+ */
+static int write_file(int ud, int hd, const char *name, const struct stat *ust, int host_mode)
+{
+	_cleanup_close_ int src = openat(ud, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (src < 0)
+		return -errno;
+	struct stat again;
+	if (fstat(src, &again) < 0)
+		return -errno;
+	if (!S_ISREG(again.st_mode) || again.st_ino != ust->st_ino)
+		return -ESTALE;
+	char tmp[40];
+	temp_name(tmp);
+	_cleanup_close_ int dst = openat(hd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+						  O_CLOEXEC, 0600);
+	if (dst < 0)
+		return -errno;
+	int r = copy_data(src, dst);
+	if (r >= 0 && fchmod(dst, (mode_t)sup_apply_mode(ust->st_mode, host_mode)) < 0)
+		r = -errno;
+	if (r >= 0 && fsync(dst) < 0)
+		r = -errno;
+	if (r >= 0 && renameat(hd, tmp, hd, name) < 0)
+		r = -errno;
+	if (r < 0)
+		(void)unlinkat(hd, tmp, 0);
+	return r;
+}
+
+static int write_link(int hd, const char *name, const char *target)
+{
+	char tmp[40];
+	temp_name(tmp);
+	if (symlinkat(target, hd, tmp) < 0)
+		return -errno;
+	if (renameat(hd, tmp, hd, name) < 0) {
+		int r = -errno;
+		(void)unlinkat(hd, tmp, 0);
+		return r;
+	}
+	return 0;
+}
+
+/*
+ * Checks (check = true) or removes a host directory tree, depth-first, never following a
+ * symlink. In the check pass an entry changed since the run started is a conflict (-EBUSY).
+ */
+static int host_tree(struct walk *w, int parent, const char *name, bool check, unsigned depth)
+{
+	if (depth > SUP_CHG_MAX_DEPTH)
+		return -ELOOP;
+	_cleanup_close_ int fd = open_beneath(parent, name, O_RDONLY | O_DIRECTORY);
+	if (fd < 0)
+		return fd;
+	int dup = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	if (dup < 0)
+		return -errno;
+	DIR *d = fdopendir(dup);
+	if (!d) {
+		(void)close(dup);
+		return -errno;
+	}
+	int r = 0;
+	struct dirent *de;
+	while (r >= 0 && (errno = 0, de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		struct stat st;
+		if (fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			r = -errno;
+			break;
+		}
+		if (check && changed_since_base(w, &st))
+			r = -EBUSY;
+		else if (S_ISDIR(st.st_mode))
+			r = host_tree(w, fd, de->d_name, check, depth + 1);
+		else if (!check && unlinkat(fd, de->d_name, 0) < 0)
+			r = -errno;
+	}
+	if (r >= 0 && errno)
+		r = -errno;
+	(void)closedir(d);
+	if (r >= 0 && !check && unlinkat(parent, name, AT_REMOVEDIR) < 0)
+		r = -errno;
+	return r;
+}
+
+/* Removes the host entry name (in hd, already lstat'ed as hst), a directory with all below. */
+static int remove_host(struct walk *w, int hd, const char *name, const struct stat *hst)
+{
+	if (changed_since_base(w, hst))
+		return -EBUSY;
+	if (!S_ISDIR(hst->st_mode))
+		return unlinkat(hd, name, 0) < 0 ? -errno : 0;
+	int r = host_tree(w, hd, name, true, 0);
+	if (r < 0)
+		return r;
+	return host_tree(w, hd, name, false, 0);
+}
+
+static const char *errno_reason(int r, char *buf, size_t size)
+{
+	if (r == -EBUSY)
+		return "changed on the host since the run started (apply --force to overwrite)";
+	(void)snprintf(buf, size, "could not be applied: %s", strerror(-r));
+	return buf;
+}
+
+/*
+ * Walks the upper directory ud against the host directory hd (-1: the host has none, or a
+ * dry run will not make it). Returns 0, the number of the host's entries an opaque ud still
+ * has to delete, or -errno.
+ */
+static int walk_dir(struct walk *w, int ud, int hd, char *path, size_t plen, unsigned depth);
+
+/*
+ * Why path is held, or NULL. *out_whole: held as a whole, never entered for --include
+ * (a repository the host did not have). top_git_ok: the top .git exists on the host as a
+ * directory and the sandbox did not replace it.
+ */
+static const char *held_reason(const struct walk *w, const char *path, const char *name,
+			       unsigned depth, bool top_git_ok, bool *out_whole)
+{
+	const struct sup_apply_spec *s = w->spec;
+	*out_whole = false;
+	if (!strcmp(name, ".git") && !exact_match(s->include, s->n_include, path) &&
+	    (depth > 0 || !top_git_ok)) {
+		/* Its config and hooks would be trusted by the host's git: all or nothing. */
+		*out_whole = true;
+		return depth > 0 ? "a repository below the top of the workspace"
+				 : "a .git the host did not have, or replaced whole";
+	}
+	if (match_prefixes(s->hold, s->n_hold, path) &&
+	    !match_prefixes(s->include, s->n_include, path))
+		return "workspace.hold names it";
+	return NULL;
+}
+
+/* The path buffer holds the parent's path (plen bytes); appends name. */
+static int path_push(char *path, size_t plen, const char *name, size_t *out_len)
+{
+	size_t nlen = strlen(name);
+	size_t len = plen + (plen ? 1 : 0) + nlen;
+	if (len >= PATH_MAX)
+		return -ENAMETOOLONG;
+	if (plen)
+		path[plen] = '/';
+	memcpy(path + plen + (plen ? 1 : 0), name, nlen + 1);
+	*out_len = len;
+	return 0;
+}
+
+/* One entry of an upper directory. hd is -1 when the host has no such directory. */
+static void walk_entry(struct walk *w, int ud, int hd, const char *name, char *path, size_t plen,
+		       unsigned depth)
+{
+	const struct sup_apply_spec *s = w->spec;
+	char why[SUP_CHG_MAX_REASON];
+	size_t len;
+	if (path_push(path, plen, name, &len) < 0) {
+		path[plen] = '\0';
+		emit(w, SUP_CHG_SPECIAL, SUP_CHG_REFUSED, plen ? path : ".", "a name too long");
+		return;
+	}
+	struct stat ust, hst;
+	bool host_has = false;
+	if (fstatat(ud, name, &ust, AT_SYMLINK_NOFOLLOW) < 0) {
+		emit(w, SUP_CHG_SPECIAL, SUP_CHG_REFUSED, path,
+		     errno_reason(-errno, why, sizeof(why)));
+		goto out;
+	}
+	if (hd >= 0) {
+		if (fstatat(hd, name, &hst, AT_SYMLINK_NOFOLLOW) == 0)
+			host_has = true;
+		else if (errno != ENOENT) {
+			emit(w, SUP_CHG_SPECIAL, SUP_CHG_REFUSED, path,
+			     errno_reason(-errno, why, sizeof(why)));
+			goto out;
+		}
+	}
+	bool top_git_ok = depth == 0 && host_has && S_ISDIR(hst.st_mode);
+	if (top_git_ok && S_ISDIR(ust.st_mode) && !strcmp(name, ".git")) {
+		_cleanup_close_ int g = openat(ud, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+							 O_CLOEXEC);
+		if (g < 0 || is_opaque(g))
+			top_git_ok = false; /* replaced as a whole: a new repository */
+	}
+	bool whole;
+	const char *held = held_reason(w, path, name, depth, top_git_ok, &whole);
+
+	if (is_whiteout(&ust)) {
+		if (held) {
+			emit(w, SUP_CHG_DELETED, SUP_CHG_HELD, path, held);
+		} else if (!host_has) {
+			emit(w, SUP_CHG_DELETED, SUP_CHG_APPLIED, path, NULL);
+		} else {
+			int r = s->dry_run ? (changed_since_base(w, &hst) ? -EBUSY : 0)
+					   : remove_host(w, hd, name, &hst);
+			if (r < 0)
+				emit(w, SUP_CHG_DELETED, SUP_CHG_REFUSED, path,
+				     errno_reason(r, why, sizeof(why)));
+			else
+				emit(w, SUP_CHG_DELETED, SUP_CHG_APPLIED, path, NULL);
+		}
+		goto out;
+	}
+	if (S_ISDIR(ust.st_mode)) {
+		_cleanup_close_ int sub = openat(ud, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+							   O_CLOEXEC);
+		if (sub < 0) {
+			emit(w, SUP_CHG_DIR, SUP_CHG_REFUSED, path,
+			     errno_reason(-errno, why, sizeof(why)));
+			goto out;
+		}
+		if (has_xattr(sub, OVL_XATTR_REDIRECT) || has_xattr(sub, OVL_XATTR_METACOPY)) {
+			emit(w, SUP_CHG_DIR, SUP_CHG_REFUSED, path,
+			     "carries an overlay redirect or metacopy marker");
+			goto out;
+		}
+		/* A held directory is reported once, unless --include may name something below. */
+		if (held && (whole || !s->n_include)) {
+			emit(w, SUP_CHG_DIR, SUP_CHG_HELD, path, held);
+			goto out;
+		}
+		if (depth + 1 > SUP_CHG_MAX_DEPTH) {
+			emit(w, SUP_CHG_DIR, SUP_CHG_REFUSED, path, "nested too deep");
+			goto out;
+		}
+		_cleanup_close_ int hsub = -1;
+		int r = 0;
+		if (host_has && !S_ISDIR(hst.st_mode)) {
+			/* A file became a directory. */
+			if (held)
+				r = -EPERM;
+			else if (!s->dry_run)
+				r = remove_host(w, hd, name, &hst);
+			else if (changed_since_base(w, &hst))
+				r = -EBUSY;
+			host_has = false;
+		}
+		if (r >= 0 && host_has) {
+			hsub = open_beneath(hd, name, O_RDONLY | O_DIRECTORY);
+			r = hsub < 0 ? hsub : 0;
+		} else if (r >= 0 && hd >= 0 && !s->dry_run) {
+			if (mkdirat(hd, name, (mode_t)sup_apply_mode(ust.st_mode, -1)) < 0)
+				r = -errno;
+			else
+				hsub = open_beneath(hd, name, O_RDONLY | O_DIRECTORY);
+			r = r < 0 ? r : hsub < 0 ? hsub : 0;
+		}
+		if (r < 0) {
+			emit(w, SUP_CHG_DIR, SUP_CHG_REFUSED, path,
+			     r == -EPERM ? held : errno_reason(r, why, sizeof(why)));
+			goto out;
+		}
+		r = walk_dir(w, sub, hsub, path, len, depth + 1);
+		if (r < 0)
+			emit(w, SUP_CHG_DIR, SUP_CHG_REFUSED, path, errno_reason(r, why, sizeof(why)));
+		else if (r > 0)
+			emit(w, SUP_CHG_DIR, SUP_CHG_REFUSED, path,
+			     "the host's entries it no longer lists were not all deleted");
+		else if (held || !host_has || is_opaque(sub))
+			/*
+			 * A directory that only holds changes is no entry of its own; a new, held or
+			 * opaque one is (the pruning clears an opaque marker once its deletions are
+			 * done, so that a later apply never deletes again).
+			 */
+			emit(w, SUP_CHG_DIR, held ? SUP_CHG_HELD : SUP_CHG_APPLIED, path, held);
+		goto out;
+	}
+
+	enum sup_chg_kind kind = host_has ? SUP_CHG_MODIFIED : SUP_CHG_ADDED;
+	if (!S_ISREG(ust.st_mode) && !S_ISLNK(ust.st_mode)) {
+		emit(w, SUP_CHG_SPECIAL, SUP_CHG_REFUSED, path,
+		     "a device, FIFO or socket: only files, directories and symlinks are applied");
+		goto out;
+	}
+	if (held) {
+		emit(w, kind, SUP_CHG_HELD, path, held);
+		goto out;
+	}
+	char target[PATH_MAX];
+	if (S_ISLNK(ust.st_mode)) {
+		ssize_t n = readlinkat(ud, name, target, sizeof(target) - 1);
+		if (n < 0) {
+			emit(w, kind, SUP_CHG_REFUSED, path, errno_reason(-errno, why, sizeof(why)));
+			goto out;
+		}
+		target[n] = '\0';
+		if (!sup_link_stays_inside(target, depth)) {
+			emit(w, kind, SUP_CHG_REFUSED, path,
+			     "a symlink that is absolute, climbs out of the workspace, or has .. after a name");
+			goto out;
+		}
+	}
+	int r = 0;
+	if (host_has && S_ISDIR(hst.st_mode))
+		r = -EISDIR;
+	else if (host_has && changed_since_base(w, &hst))
+		r = -EBUSY;
+	else if (hd < 0)
+		r = s->dry_run ? 0 : -ENOENT;
+	else if (!s->dry_run && S_ISLNK(ust.st_mode))
+		r = write_link(hd, name, target);
+	else if (!s->dry_run)
+		r = write_file(ud, hd, name, &ust, host_has ? (int)(hst.st_mode & 07777) : -1);
+	if (r == -EISDIR)
+		emit(w, kind, SUP_CHG_REFUSED, path, "would replace a directory of the host's");
+	else if (r < 0)
+		emit(w, kind, SUP_CHG_REFUSED, path, errno_reason(r, why, sizeof(why)));
+	else
+		emit(w, kind, SUP_CHG_APPLIED, path, NULL);
+out:
+	path[plen] = '\0';
+}
+
+/*
+ * An opaque upper directory replaces the host's: what the host has there and the upper
+ * layer does not is deleted (each deletion under the same rules as a whiteout).
+ */
+static int delete_unlisted(struct walk *w, int ud, int hd, char *path, size_t plen,
+			   unsigned depth)
+{
+	int dup = fcntl(hd, F_DUPFD_CLOEXEC, 3);
+	if (dup < 0)
+		return -errno;
+	DIR *d = fdopendir(dup);
+	if (!d) {
+		(void)close(dup);
+		return -errno;
+	}
+	int pending = 0;
+	char why[SUP_CHG_MAX_REASON];
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		struct stat ust, hst;
+		if (fstatat(ud, de->d_name, &ust, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT)
+			continue;
+		if (fstatat(hd, de->d_name, &hst, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		size_t len;
+		if (path_push(path, plen, de->d_name, &len) < 0)
+			continue;
+		bool whole;
+		const char *held = held_reason(w, path, de->d_name, depth, true, &whole);
+		int r = held ? 0 : w->spec->dry_run ? (changed_since_base(w, &hst) ? -EBUSY : 0)
+						     : remove_host(w, hd, de->d_name, &hst);
+		if (held)
+			emit(w, SUP_CHG_DELETED, SUP_CHG_HELD, path, held);
+		else if (r < 0)
+			emit(w, SUP_CHG_DELETED, SUP_CHG_REFUSED, path,
+			     errno_reason(r, why, sizeof(why)));
+		else
+			emit(w, SUP_CHG_DELETED, SUP_CHG_APPLIED, path, NULL);
+		pending += held || r < 0;
+		path[plen] = '\0';
+	}
+	(void)closedir(d);
+	return pending;
+}
+
+/* Name comparison for a stable, reproducible order of records. */
+static int cmp_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int walk_dir(struct walk *w, int ud, int hd, char *path, size_t plen, unsigned depth)
+{
+	int dup = fcntl(ud, F_DUPFD_CLOEXEC, 3);
+	if (dup < 0)
+		return -errno;
+	DIR *d = fdopendir(dup);
+	if (!d) {
+		(void)close(dup);
+		return -errno;
+	}
+	char **names = NULL;
+	size_t n = 0;
+	int r = 0;
+	struct dirent *de;
+	while ((errno = 0, de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		char **grown = n < SUP_CHG_MAX_ENTRIES ? reallocarray(names, n + 1, sizeof(*names))
+						       : NULL;
+		if (!grown || !(grown[n] = strdup(de->d_name))) {
+			if (grown)
+				names = grown;
+			r = n < SUP_CHG_MAX_ENTRIES ? -ENOMEM : -E2BIG;
+			break;
+		}
+		names = grown;
+		n++;
+	}
+	if (r >= 0 && errno)
+		r = -errno;
+	(void)closedir(d);
+	if (r >= 0) {
+		qsort(names, n, sizeof(*names), cmp_names);
+		for (size_t i = 0; i < n && !w->err; i++)
+			walk_entry(w, ud, hd, names[i], path, plen, depth);
+		if (hd >= 0 && is_opaque(ud))
+			r = delete_unlisted(w, ud, hd, path, plen, depth);
+	}
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	return w->err ? w->err : r;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Children                                                                                   */
+
+/* Becomes uid/gid (privileged) keeping only the capabilities in keep; no_new_privs always. */
+static int become(const struct sup_apply_spec *s, uint32_t uid, uint32_t gid, uint64_t keep)
+{
+	if (!s->privileged)
+		return sbx_drop_privileges_unprivileged();
+	return sbx_become_owner(uid, gid, keep);
+}
+
+static _Noreturn void apply_child(const struct sup_apply_spec *s, int out)
+{
+	int r = become(s, s->ws_uid, s->ws_gid, 1ull << CAP_DAC_READ_SEARCH);
+	if (r < 0)
+		_exit(10);
+	struct walk w = { .spec = s, .out = out };
+	char path[PATH_MAX] = "";
+	_cleanup_close_ int hd = open_beneath(s->ws_fd, ".", O_RDONLY | O_DIRECTORY);
+	if (hd < 0)
+		_exit(11);
+	r = walk_dir(&w, s->upper_fd, hd, path, 0, 0);
+	_exit(r < 0 ? 12 : 0);
+}
+
+/* Opens the parent directory of a workspace-relative path beneath the upper layer. */
+static int open_parent(int upper, const char *path, char *parent, size_t size,
+		       const char **out_name)
+{
+	const char *slash = strrchr(path, '/');
+	*out_name = slash ? slash + 1 : path;
+	size_t plen = slash ? (size_t)(slash - path) : 0;
+	if (plen + 2 > size)
+		return -ENAMETOOLONG;
+	memcpy(parent, slash ? path : ".", slash ? plen : 1);
+	parent[slash ? plen : 1] = '\0';
+	return open_beneath(upper, parent, O_RDONLY | O_DIRECTORY);
+}
+
+/*
+ * Removes the applied entries from the upper layer, and then every directory above them
+ * that is left empty, so that what stays is what is pending. Runs as the layer's owner.
+ */
+static _Noreturn void prune_child(const struct sup_apply_spec *s, const struct sup_chg_report *rep)
+{
+	if (become(s, s->upper_uid, s->upper_gid, 0) < 0)
+		_exit(10);
+	int failed = 0;
+	for (size_t i = 0; i < rep->n; i++) {
+		const struct sup_chg_entry *e = &rep->v[i];
+		if (e->verdict != SUP_CHG_APPLIED)
+			continue;
+		char parent[PATH_MAX];
+		const char *name;
+		_cleanup_close_ int pfd = open_parent(s->upper_fd, e->path, parent, sizeof(parent),
+						      &name);
+		if (pfd < 0) {
+			failed += pfd != -ENOENT;
+			continue;
+		}
+		struct stat st;
+		if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue; /* a deletion of the host's that the layer never listed */
+		if (S_ISDIR(st.st_mode)) {
+			_cleanup_close_ int dfd = open_beneath(pfd, name, O_RDONLY | O_DIRECTORY);
+			if (dfd >= 0 && fremovexattr(dfd, OVL_XATTR_OPAQUE) < 0 && errno != ENODATA)
+				failed++;
+			if (unlinkat(pfd, name, AT_REMOVEDIR) < 0 && errno != ENOTEMPTY &&
+			    errno != EEXIST)
+				failed++;
+		} else if (unlinkat(pfd, name, 0) < 0 && errno != ENOENT) {
+			failed++;
+		}
+		/* Up the tree while directories are left empty; an opaque one keeps its place. */
+		for (char *cut; (cut = strrchr(parent, '/')) || strcmp(parent, ".");) {
+			_cleanup_close_ int up = -1;
+			const char *dname = parent;
+			if (cut) {
+				*cut = '\0';
+				dname = cut + 1;
+				up = open_beneath(s->upper_fd, parent, O_RDONLY | O_DIRECTORY);
+			} else {
+				up = open_beneath(s->upper_fd, ".", O_RDONLY | O_DIRECTORY);
+			}
+			_cleanup_close_ int dfd = up >= 0 ? open_beneath(up, dname, O_RDONLY |
+								   O_DIRECTORY) : -1;
+			if (dfd < 0 || is_opaque(dfd) || unlinkat(up, dname, AT_REMOVEDIR) < 0)
+				break;
+			if (!cut)
+				break;
+		}
+	}
+	_exit(failed ? 13 : 0);
+}
+
+static int wait_child(pid_t pid)
+{
+	int status;
+	while (waitpid(pid, &status, 0) < 0) {
+		if (errno != EINTR)
+			return -errno;
+	}
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		return 0;
+	return -ECHILD;
+}
+
+static int push_entry(struct sup_chg_report *rep, struct sup_chg_entry *e)
+{
+	if (rep->n >= SUP_CHG_MAX_ENTRIES)
+		return -E2BIG;
+	struct sup_chg_entry *grown = reallocarray(rep->v, rep->n + 1, sizeof(*grown));
+	if (!grown)
+		return -ENOMEM;
+	rep->v = grown;
+	grown[rep->n++] = *e;
+	if (e->verdict == SUP_CHG_APPLIED)
+		rep->n_applied++;
+	else if (e->verdict == SUP_CHG_HELD)
+		rep->n_held++;
+	else
+		rep->n_refused++;
+	return 0;
+}
+
+/* One record's payload, through the bounded reader. Outputs untouched on failure. */
+static int decode_record(const uint8_t *buf, size_t len, struct sup_chg_entry *out)
+{
+	struct wire_rd rd;
+	uint8_t kind, verdict;
+	_cleanup_free_ char *path = NULL;
+	_cleanup_free_ char *reason = NULL;
+	wire_rd_init(&rd, buf, len);
+	if (!wire_get_u8(&rd, &kind) || !wire_get_u8(&rd, &verdict) ||
+	    !wire_get_str(&rd, PATH_MAX - 1, &path) ||
+	    !wire_get_str(&rd, SUP_CHG_MAX_REASON, &reason) || !wire_done(&rd))
+		return -EBADMSG;
+	if (kind < SUP_CHG_ADDED || kind > SUP_CHG_KIND_MAX || verdict < SUP_CHG_APPLIED ||
+	    verdict > SUP_CHG_VERDICT_MAX || !path[0] || path[0] == '/')
+		return -EBADMSG;
+	out->kind = (enum sup_chg_kind)kind;
+	out->verdict = (enum sup_chg_verdict)verdict;
+	out->path = TAKE_PTR(path);
+	out->reason = reason[0] ? TAKE_PTR(reason) : NULL;
+	return 0;
+}
+
+/* Reads every record from fd until end of file. */
+static int read_records(int fd, struct sup_chg_report *rep)
+{
+	uint8_t *buf = malloc(REC_MAX);
+	if (!buf)
+		return -ENOMEM;
+	int r = 0;
+	for (;;) {
+		uint8_t head[4];
+		ssize_t n = read(fd, head, sizeof(head));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n == 0)
+			break;
+		struct wire_rd hr;
+		uint32_t len = 0;
+		wire_rd_init(&hr, head, n > 0 ? (size_t)n : 0);
+		if (n != 4 || !wire_get_u32(&hr, &len) || len == 0 || len > REC_MAX) {
+			r = n < 0 ? -errno : -EBADMSG;
+			break;
+		}
+		size_t got = 0;
+		while (got < len) {
+			n = read(fd, buf + got, len - got);
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0)
+				break;
+			got += (size_t)n;
+		}
+		struct sup_chg_entry e = { 0 };
+		r = got == len ? decode_record(buf, len, &e) : -EBADMSG;
+		if (r >= 0) {
+			r = push_entry(rep, &e);
+			if (r < 0) {
+				free(e.path);
+				free(e.reason);
+			}
+		}
+		if (r < 0)
+			break;
+	}
+	free(buf);
+	return r;
+}
+
+int sup_apply_run(const struct sup_apply_spec *spec, struct sup_chg_report *out)
+{
+	struct sup_chg_report rep = { 0 };
+	int pipefd[2];
+	if (pipe2(pipefd, O_CLOEXEC) < 0)
+		return -errno;
+	pid_t pid = fork();
+	if (pid < 0) {
+		int r = -errno;
+		(void)close(pipefd[0]);
+		(void)close(pipefd[1]);
+		return r;
+	}
+	if (pid == 0) {
+		(void)close(pipefd[0]);
+		apply_child(spec, pipefd[1]);
+	}
+	(void)close(pipefd[1]);
+	int r = read_records(pipefd[0], &rep);
+	(void)close(pipefd[0]);
+	if (r < 0)
+		(void)kill(pid, SIGKILL);
+	int w = wait_child(pid);
+	if (r >= 0 && w < 0)
+		r = w;
+	if (r >= 0 && !spec->dry_run && rep.n_applied) {
+		pid = fork();
+		if (pid < 0)
+			r = -errno;
+		else if (pid == 0)
+			prune_child(spec, &rep);
+		else
+			r = wait_child(pid);
+	}
+	if (r < 0) {
+		sup_chg_report_done(&rep);
+		return r;
+	}
+	*out = rep;
+	return 0;
+}
+
+void sup_chg_report_done(struct sup_chg_report *r)
+{
+	if (!r)
+		return;
+	for (size_t i = 0; i < r->n; i++) {
+		free(r->v[i].path);
+		free(r->v[i].reason);
+	}
+	free(r->v);
+	memset(r, 0, sizeof(*r));
+}

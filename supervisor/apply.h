@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Applying a changeset: the only code that writes a sandbox's changes into the host's
+ * workspace (docs/workspace.md, "Apply rules").
+ *
+ * The upper layer of a run's overlay is hostile input: the sandbox chose every name, type,
+ * mode, link target and byte in it. It is read and applied in a child that runs as the
+ * workspace's owner with no capability but CAP_DAC_READ_SEARCH (to read the upper layer,
+ * which belongs to the sandbox's host id), under no_new_privs; every path is resolved
+ * fd-relative with openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS).
+ * What it did comes back as records through a pipe, decoded with the codec's bounded reader.
+ * A second child, as the upper layer's owner, then removes what was applied from the layer,
+ * so that what stays in the changeset is exactly what is still pending.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* What an entry of a changeset is. */
+enum sup_chg_kind {
+	SUP_CHG_ADDED = 1,   /* a file or symlink the host does not have */
+	SUP_CHG_MODIFIED,    /* a file or symlink that replaces the host's */
+	SUP_CHG_DELETED,     /* a path the sandbox removed */
+	SUP_CHG_DIR,         /* a directory: created, or only holding other changes */
+	SUP_CHG_SPECIAL,     /* a device, FIFO or socket: never applied */
+	SUP_CHG_KIND_MAX = SUP_CHG_SPECIAL,
+};
+
+/* What became of it. */
+enum sup_chg_verdict {
+	SUP_CHG_APPLIED = 1, /* written to the host (or, in a dry run, would be) */
+	SUP_CHG_HELD,        /* named by the hold rules: pending until --include names it */
+	SUP_CHG_REFUSED,     /* unsafe or in conflict: pending, with the reason */
+	SUP_CHG_VERDICT_MAX = SUP_CHG_REFUSED,
+};
+
+#define SUP_CHG_MAX_ENTRIES 1000000u  /* records one apply may report */
+#define SUP_CHG_MAX_REASON 256u       /* bytes of one reason */
+#define SUP_CHG_MAX_DEPTH 256u        /* directory levels walked */
+
+struct sup_chg_entry {
+	char *path;   /* workspace-relative, never empty, no NUL */
+	enum sup_chg_kind kind;
+	enum sup_chg_verdict verdict;
+	char *reason; /* held or refused: why; else NULL */
+};
+
+struct sup_chg_report {
+	struct sup_chg_entry *v;
+	size_t n;
+	size_t n_applied, n_held, n_refused;
+};
+
+struct sup_apply_spec {
+	int upper_fd;             /* the changeset's upper layer, an O_RDONLY directory; borrowed */
+	int ws_fd;                /* the host workspace, a directory; borrowed */
+	char *const *hold;        /* workspace.hold patterns (filesystem.hide syntax) */
+	size_t n_hold;
+	char *const *include;     /* --include patterns: held paths they name are applied */
+	size_t n_include;
+	int64_t base_sec;         /* the run's start (CLOCK_REALTIME_COARSE): a host entry whose */
+	int64_t base_nsec;        /* ctime is not before it changed since, and is a conflict */
+	bool force;               /* apply conflicts anyway */
+	bool dry_run;             /* report only; write nothing */
+	bool privileged;          /* warden is root: switch to the owners below */
+	uint32_t ws_uid, ws_gid;  /* the workspace's owner: the apply runs as them */
+	uint32_t upper_uid, upper_gid; /* the upper layer's owner: the pruning runs as them */
+};
+
+/*
+ * Applies the changeset described by spec (borrowed) to the workspace, in child processes
+ * (see above), and stores what happened to each entry in *out (the caller frees it with
+ * sup_chg_report_done). Returns 0 when the walk completed, whatever the verdicts; -EBADMSG
+ * when the child's records were malformed; another -errno when a child could not run or
+ * failed as a whole. *out is filled only on success.
+ */
+int sup_apply_run(const struct sup_apply_spec *spec, struct sup_chg_report *out);
+
+/* Frees what a report owns and zeroes it. NULL-safe. */
+void sup_chg_report_done(struct sup_chg_report *r);
+
+/* Names for records and --json ("added", "applied", ...), or "?" for an unknown value. */
+const char *sup_chg_kind_name(enum sup_chg_kind k);
+const char *sup_chg_verdict_name(enum sup_chg_verdict v);
+
+/*
+ * True when a symlink at a workspace path `depth` directories deep with this target stays
+ * inside the workspace whatever lies on the way: relative, with ".." only as its leading
+ * components and never climbing above the workspace. Pure; exposed for the unit tests.
+ */
+bool sup_link_stays_inside(const char *target, unsigned depth);
+
+/*
+ * The mode a file or directory gets on the host: the permission bits of `mode` without
+ * set-user-ID, set-group-ID and sticky, and without group or world write unless the host's
+ * entry already had that bit (host_mode; -1 when there was none). Pure; for the unit tests.
+ */
+unsigned sup_apply_mode(unsigned mode, int host_mode);

@@ -1,0 +1,822 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Changesets (changes.h): the state directory, a run's changeset from creation to its end,
+ * and `warden changes | diff | apply | discard`.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "changes.h"
+#include "cleanup.h"
+#include "io-util.h"
+#include "log.h"
+#include "policy.h"
+#include "supervisor.h"
+
+DEFINE_CLEANUP(cJSON *, cJSON_Delete)
+
+#define META "meta.json"
+#define META_MAX (4u << 20) /* a meta.json is warden's own; this only bounds a damaged one */
+
+#define EXIT_DONE 0
+#define EXIT_PENDING 1
+#define EXIT_USAGE 2
+#define EXIT_LOCKED 3
+
+void sup_changeset_init(struct sup_changeset *cs)
+{
+	memset(cs, 0, sizeof(*cs));
+	cs->dir_fd = cs->layer_fd = -1;
+}
+
+void sup_changeset_done(struct sup_changeset *cs)
+{
+	if (cs->dir_fd >= 0)
+		(void)close(cs->dir_fd);
+	if (cs->layer_fd >= 0)
+		(void)close(cs->layer_fd);
+	cs->dir_fd = cs->layer_fd = -1;
+}
+
+/* mkdir of one component, 0700; an existing one must be a directory of ours, private. */
+static int private_dir(int parent, const char *name, bool create, int *out_fd)
+{
+	if (create && mkdirat(parent, name, 0700) < 0 && errno != EEXIST)
+		return -errno;
+	_cleanup_close_ int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+							 O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	struct stat st;
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (st.st_uid != geteuid() || (st.st_mode & 077))
+		return -EPERM;
+	*out_fd = TAKE_FD(fd);
+	return 0;
+}
+
+/*
+ * The state directory's changes/ folder: path in out, fd in *out_fd. Folders above warden's
+ * own (/var/lib, ~/.local/state) are made 0700 when missing and otherwise left as they are.
+ */
+static int state_root(bool privileged, bool create, int *out_fd, char *out, size_t out_len)
+{
+	char base[PATH_MAX];
+	const char *xdg = secure_getenv("XDG_STATE_HOME");
+	const char *home = secure_getenv("HOME");
+	if (privileged)
+		(void)snprintf(base, sizeof(base), "/var/lib");
+	else if (xdg && xdg[0] == '/')
+		(void)snprintf(base, sizeof(base), "%s", xdg);
+	else if (home && home[0] == '/')
+		(void)snprintf(base, sizeof(base), "%s/.local/state", home);
+	else
+		return -ENOENT;
+	if (create) {
+		/* mkdir -p of base, every new component private */
+		char buf[PATH_MAX];
+		(void)snprintf(buf, sizeof(buf), "%s", base);
+		for (char *p = buf + 1;; p++) {
+			if (*p != '/' && *p)
+				continue;
+			char saved = *p;
+			*p = '\0';
+			if (mkdir(buf, 0700) < 0 && errno != EEXIST)
+				return -errno;
+			*p = saved;
+			if (!saved)
+				break;
+		}
+	}
+	_cleanup_close_ int b = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (b < 0)
+		return -errno;
+	_cleanup_close_ int w = -1;
+	int r = private_dir(b, "warden", create, &w);
+	if (r < 0)
+		return r;
+	r = private_dir(w, "changes", create, out_fd);
+	if (r < 0)
+		return r;
+	int n = snprintf(out, out_len, "%s/warden/changes", base);
+	return n < 0 || (size_t)n >= out_len ? -ENAMETOOLONG : 0;
+}
+
+static bool valid_id(const char *id)
+{
+	size_t n = strlen(id);
+	if (n == 0 || n >= SUP_CHANGES_ID_LEN)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!((id[i] >= '0' && id[i] <= '9') || (id[i] >= 'a' && id[i] <= 'f') ||
+		      id[i] == '-'))
+			return false;
+	return true;
+}
+
+static cJSON *strv_json(char *const *v, size_t n)
+{
+	cJSON *a = cJSON_CreateArray();
+	for (size_t i = 0; a && v && i < n && v[i]; i++) {
+		cJSON *s = cJSON_CreateString(v[i]);
+		if (!s) {
+			cJSON_Delete(a);
+			return NULL;
+		}
+		cJSON_AddItemToArray(a, s);
+	}
+	return a;
+}
+
+int sup_changeset_create(bool privileged, int ws_fd, const char *ws_path, uint32_t upper_uid,
+			 uint32_t upper_gid, const struct pol_policy *pol, char *const *argv,
+			 struct sup_changeset *out, char *why, size_t why_len)
+{
+	char root_path[PATH_MAX];
+	_cleanup_close_ int root = -1;
+	int r = state_root(privileged, true, &root, root_path, sizeof(root_path));
+	if (r < 0) {
+		(void)snprintf(why, why_len, "open warden's state directory%s",
+			       r == -EPERM ? " (it must be ours and mode 0700)" : "");
+		return r;
+	}
+	struct sup_changeset cs;
+	sup_changeset_init(&cs);
+	(void)clock_gettime(CLOCK_REALTIME_COARSE, &cs.base);
+	struct tm tm;
+	(void)gmtime_r(&cs.base.tv_sec, &tm);
+	uint32_t rnd = 0;
+	(void)io_fill_random(&rnd, sizeof(rnd));
+	int n = snprintf(cs.id, sizeof(cs.id), "%04d%02d%02d-%02d%02d%02d-%06x",
+			 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
+			 tm.tm_sec, (unsigned)(rnd & 0xffffff));
+	if (n < 0 || (size_t)n >= sizeof(cs.id))
+		return -EOVERFLOW;
+	cs.upper_uid = upper_uid;
+	cs.upper_gid = upper_gid;
+	(void)snprintf(why, why_len, "create the changeset in %s", root_path);
+	if (mkdirat(root, cs.id, 0700) < 0)
+		return -errno;
+	cs.dir_fd = openat(root, cs.id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (cs.dir_fd < 0 || flock(cs.dir_fd, LOCK_EX | LOCK_NB) < 0) {
+		r = -errno;
+		sup_changeset_done(&cs);
+		return r;
+	}
+	/* layer/ and what is in it belong to the sandbox's host id: overlayfs writes as it. */
+	r = 0;
+	if (mkdirat(cs.dir_fd, "layer", 0700) < 0 ||
+	    (cs.layer_fd = openat(cs.dir_fd, "layer", O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+							   O_CLOEXEC)) < 0 ||
+	    mkdirat(cs.layer_fd, "upper", 0700) < 0 || mkdirat(cs.layer_fd, "work", 0700) < 0)
+		r = -errno;
+	if (r >= 0 && privileged &&
+	    (fchownat(cs.layer_fd, "upper", upper_uid, upper_gid, AT_SYMLINK_NOFOLLOW) < 0 ||
+	     fchownat(cs.layer_fd, "work", upper_uid, upper_gid, AT_SYMLINK_NOFOLLOW) < 0 ||
+	     fchown(cs.layer_fd, upper_uid, upper_gid) < 0))
+		r = -errno;
+	n = snprintf(cs.layer_path, sizeof(cs.layer_path), "%s/%s/layer", root_path, cs.id);
+	if (r >= 0 && (n < 0 || (size_t)n >= sizeof(cs.layer_path)))
+		r = -ENAMETOOLONG;
+
+	struct stat ws;
+	_cleanup_(cJSON_Deletep) cJSON *meta = cJSON_CreateObject();
+	if (r >= 0 && fstat(ws_fd, &ws) < 0)
+		r = -errno;
+	char created[40];
+	sup_rfc3339(&cs.base, false, created);
+	if (r >= 0 &&
+	    (!meta || !cJSON_AddStringToObject(meta, "id", cs.id) ||
+	     !cJSON_AddStringToObject(meta, "state", "running") ||
+	     !cJSON_AddStringToObject(meta, "created", created) ||
+	     !cJSON_AddStringToObject(meta, "workspace", ws_path) ||
+	     !sup_json_add_num(meta, "workspace_dev", (double)ws.st_dev) ||
+	     !sup_json_add_num(meta, "workspace_ino", (double)ws.st_ino) ||
+	     !sup_json_add_num(meta, "owner_uid", ws.st_uid) ||
+	     !sup_json_add_num(meta, "owner_gid", ws.st_gid) ||
+	     !sup_json_add_num(meta, "upper_uid", upper_uid) ||
+	     !sup_json_add_num(meta, "upper_gid", upper_gid) ||
+	     !sup_json_add_num(meta, "base_sec", (double)cs.base.tv_sec) ||
+	     !sup_json_add_num(meta, "base_nsec", (double)cs.base.tv_nsec) ||
+	     !cJSON_AddItemToObject(meta, "command", strv_json(argv, SIZE_MAX)) ||
+	     !cJSON_AddItemToObject(meta, "hold", strv_json(pol->hold, pol->n_hold))))
+		r = -ENOMEM;
+	if (r >= 0)
+		r = sup_write_json_atomic(cs.dir_fd, META, meta);
+	if (r < 0) {
+		sup_changeset_done(&cs);
+		return r;
+	}
+	*out = cs;
+	return 0;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Reading a changeset back                                                                   */
+
+struct loaded {
+	char id[SUP_CHANGES_ID_LEN];
+	int dir_fd;
+	cJSON *meta;
+	bool locked;        /* by us (exclusive), for apply and discard */
+	bool busy;          /* its run still holds it */
+};
+
+static void loaded_done(struct loaded *l)
+{
+	if (l->dir_fd >= 0)
+		(void)close(l->dir_fd);
+	cJSON_Delete(l->meta);
+	l->dir_fd = -1;
+	l->meta = NULL;
+}
+
+static int load(int root, const char *id, bool lock, struct loaded *out)
+{
+	struct loaded l = { .dir_fd = -1 };
+	if (!valid_id(id))
+		return -EINVAL;
+	(void)snprintf(l.id, sizeof(l.id), "%s", id);
+	l.dir_fd = openat(root, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (l.dir_fd < 0)
+		return -errno;
+	if (flock(l.dir_fd, LOCK_EX | LOCK_NB) == 0) {
+		if (!lock)
+			(void)flock(l.dir_fd, LOCK_UN);
+		l.locked = lock;
+	} else {
+		l.busy = true;
+	}
+	_cleanup_close_ int fd = openat(l.dir_fd, META, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	_cleanup_free_ char *buf = malloc(META_MAX);
+	int n = fd < 0 ? -errno : !buf ? -ENOMEM : io_read_fd(fd, buf, META_MAX);
+	if (n >= 0)
+		l.meta = cJSON_ParseWithLength(buf, (size_t)n);
+	if (n < 0 || !l.meta || !cJSON_IsObject(l.meta)) {
+		loaded_done(&l);
+		return n < 0 ? n : -EBADMSG;
+	}
+	*out = l;
+	return 0;
+}
+
+static const char *meta_str(const cJSON *m, const char *k)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(m, k);
+	return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static bool meta_num(const cJSON *m, const char *k, double *out)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(m, k);
+	if (!cJSON_IsNumber(v))
+		return false;
+	*out = v->valuedouble;
+	return true;
+}
+
+/* Removes dfd/name and everything below it, never following a symlink or leaving the fs. */
+static int remove_tree(int dfd, const char *name, unsigned depth)
+{
+	if (depth > SUP_CHG_MAX_DEPTH + 8)
+		return -ELOOP;
+	struct stat st;
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (!S_ISDIR(st.st_mode))
+		return unlinkat(dfd, name, 0) < 0 ? -errno : 0;
+	if (fchmodat(dfd, name, 0700, 0) < 0) /* a folder the sandbox made unreadable */
+		log_debug("chmod '%s' before removing it: %m", name);
+	struct open_how how = {
+		.flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV,
+	};
+	int fd = (int)syscall(SYS_openat2, dfd, name, &how, sizeof(how));
+	if (fd < 0)
+		return -errno;
+	DIR *d = fdopendir(fd);
+	if (!d) {
+		(void)close(fd);
+		return -errno;
+	}
+	int r = 0;
+	struct dirent *de;
+	while (r >= 0 && (de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		r = remove_tree(dirfd(d), de->d_name, depth + 1);
+	}
+	(void)closedir(d);
+	if (r >= 0 && unlinkat(dfd, name, AT_REMOVEDIR) < 0)
+		r = -errno;
+	return r;
+}
+
+/* The meta's state and pending counts after an apply; "pending" when anything is left. */
+static int update_meta(int dir_fd, cJSON *meta, const struct sup_chg_report *rep)
+{
+	cJSON_DeleteItemFromObjectCaseSensitive(meta, "state");
+	cJSON_DeleteItemFromObjectCaseSensitive(meta, "pending");
+	cJSON *p = cJSON_CreateObject();
+	if (!p || !cJSON_AddItemToObject(meta, "pending", p) ||
+	    !cJSON_AddStringToObject(meta, "state", "pending") ||
+	    !sup_json_add_num(p, "held", (double)rep->n_held) ||
+	    !sup_json_add_num(p, "refused", (double)rep->n_refused))
+		return -ENOMEM;
+	return sup_write_json_atomic(dir_fd, META, meta);
+}
+
+/* The workspace the meta names, only if it is still the same directory reached without a symlink. */
+static int open_workspace(const cJSON *meta, int *out_fd)
+{
+	const char *path = meta_str(meta, "workspace");
+	double dev, ino;
+	if (!path || path[0] != '/' || !meta_num(meta, "workspace_dev", &dev) ||
+	    !meta_num(meta, "workspace_ino", &ino))
+		return -EBADMSG;
+	struct open_how how = {
+		.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+		.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+	_cleanup_close_ int fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
+	if (fd < 0)
+		return -errno;
+	struct stat st;
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if ((double)st.st_dev != dev || (double)st.st_ino != ino)
+		return -ESTALE;
+	*out_fd = TAKE_FD(fd);
+	return 0;
+}
+
+/* Fills the parts of an apply spec that the meta gives. hold points into meta. */
+static int spec_from_meta(const cJSON *meta, bool privileged, struct sup_apply_spec *s,
+			  char ***out_hold)
+{
+	double v[6];
+	static const char *const keys[] = { "owner_uid", "owner_gid", "upper_uid",
+					    "upper_gid", "base_sec", "base_nsec" };
+	for (size_t i = 0; i < ELEMENTSOF(keys); i++)
+		if (!meta_num(meta, keys[i], &v[i]) || v[i] < 0 || v[i] > 9.0e15)
+			return -EBADMSG;
+	s->ws_uid = (uint32_t)v[0];
+	s->ws_gid = (uint32_t)v[1];
+	s->upper_uid = (uint32_t)v[2];
+	s->upper_gid = (uint32_t)v[3];
+	s->base_sec = (int64_t)v[4];
+	s->base_nsec = (int64_t)v[5];
+	s->privileged = privileged;
+	const cJSON *hold = cJSON_GetObjectItemCaseSensitive(meta, "hold");
+	int n = cJSON_GetArraySize(hold);
+	char **h = calloc((size_t)n + 1, sizeof(char *));
+	if (!h)
+		return -ENOMEM;
+	int i = 0;
+	const cJSON *it;
+	cJSON_ArrayForEach(it, hold) {
+		if (!cJSON_IsString(it) || i >= n) {
+			free(h);
+			return -EBADMSG;
+		}
+		h[i++] = it->valuestring;
+	}
+	s->hold = h;
+	s->n_hold = (size_t)i;
+	*out_hold = h;
+	return 0;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* The end of a run                                                                           */
+
+static void print_pending(const char *id, const struct sup_chg_report *rep)
+{
+	for (size_t i = 0; i < rep->n; i++) {
+		const struct sup_chg_entry *e = &rep->v[i];
+		if (e->verdict == SUP_CHG_APPLIED)
+			continue;
+		char q[PATH_MAX * 2];
+		size_t o = 0;
+		/* The sandbox named it: no byte of it reaches the terminal unescaped. */
+		for (const unsigned char *c = (const unsigned char *)e->path; *c && o + 5 < sizeof(q); c++)
+			o += (size_t)snprintf(q + o, sizeof(q) - o, (*c < 0x20 || *c >= 0x7f || *c == '\\')
+					     ? "\\x%02x" : "%c", *c);
+		if (e->verdict == SUP_CHG_HELD)
+			log_info("held %s '%s' (%s): warden apply %s --include '%s'",
+				 sup_chg_kind_name(e->kind), q, e->reason ? e->reason : "", id, q);
+		else
+			log_info("refused %s '%s': %s", sup_chg_kind_name(e->kind), q,
+				 e->reason ? e->reason : "");
+	}
+}
+
+int sup_changeset_finish(struct sup_changeset *cs, bool privileged, int ws_fd, bool apply,
+			 const struct pol_policy *pol, struct sup_chg_report *rep, bool *out_kept)
+{
+	_cleanup_close_ int upper = openat(cs->layer_fd, "upper", O_RDONLY | O_DIRECTORY |
+								  O_NOFOLLOW | O_CLOEXEC);
+	if (upper < 0)
+		return -errno;
+	struct stat ws;
+	if (fstat(ws_fd, &ws) < 0)
+		return -errno;
+	struct sup_apply_spec spec = {
+		.upper_fd = upper,
+		.ws_fd = ws_fd,
+		.hold = pol->hold,
+		.n_hold = pol->n_hold,
+		.base_sec = cs->base.tv_sec,
+		.base_nsec = cs->base.tv_nsec,
+		.dry_run = !apply,
+		.privileged = privileged,
+		.ws_uid = ws.st_uid,
+		.ws_gid = ws.st_gid,
+		.upper_uid = cs->upper_uid,
+		.upper_gid = cs->upper_gid,
+	};
+	int r = sup_apply_run(&spec, rep);
+	if (r < 0)
+		return r;
+	/* The work folder is overlayfs's scratch space: nothing in it is a change. */
+	(void)remove_tree(cs->layer_fd, "work", 0);
+	bool left = rep->n_held || rep->n_refused || !apply;
+	if (left) {
+		print_pending(cs->id, rep);
+		_cleanup_close_ int fd = openat(cs->dir_fd, META, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		_cleanup_free_ char *buf = malloc(META_MAX);
+		int n = fd < 0 ? -errno : !buf ? -ENOMEM : io_read_fd(fd, buf, META_MAX);
+		_cleanup_(cJSON_Deletep) cJSON *meta = n >= 0 ? cJSON_ParseWithLength(buf, (size_t)n)
+							      : NULL;
+		if (!meta)
+			return n < 0 ? n : -EBADMSG;
+		r = update_meta(cs->dir_fd, meta, rep);
+		if (r < 0)
+			return r;
+		log_info("changeset %s keeps %zu held and %zu refused path(s)%s: warden diff %s",
+			 cs->id, rep->n_held, rep->n_refused, apply ? "" : " and everything else",
+			 cs->id);
+	} else {
+		char root_path[PATH_MAX];
+		_cleanup_close_ int root = -1;
+		r = state_root(privileged, false, &root, root_path, sizeof(root_path));
+		if (r >= 0)
+			r = remove_tree(root, cs->id, 0);
+		if (r < 0)
+			return r;
+	}
+	*out_kept = left;
+	return 0;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Commands                                                                                   */
+
+static const char usage_changes[] =
+	"Usage: warden changes [--json]\n"
+	"       warden diff ID [--stat] [--json]\n"
+	"       warden apply ID [--include GLOB]... [--dry-run] [--force] [--json]\n"
+	"       warden discard ID\n"
+	"\n"
+	"A run in workspace mode 'changes' (the default) writes to an overlay, never to the\n"
+	"host's workspace. When it ends, warden applies the safe part of what it wrote and keeps\n"
+	"the rest, the held and refused paths, as a pending changeset (docs/workspace.md).\n"
+	"\n"
+	"  changes          list the pending changesets\n"
+	"  diff ID          show what a changeset would do: each path, what it is, and whether\n"
+	"                   it would be applied, is held or refused, and why\n"
+	"  apply ID         apply it under the same rules; --include GLOB also applies held\n"
+	"                   paths it names; --force also overwrites paths that changed on the\n"
+	"                   host since the run started; --dry-run only reports\n"
+	"  discard ID       delete the changeset\n"
+	"\n"
+	"Exit status: 0 done (nothing left pending), 1 something is still held or refused,\n"
+	"2 bad usage or no such changeset, 3 the changeset's run is still going, 4 failure.\n";
+
+static bool want_help(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
+			return true;
+	return false;
+}
+
+static int open_root_for_cmd(int *out_fd)
+{
+	char path[PATH_MAX];
+	bool privileged = sup_decide_privileged(sup_in_init_userns());
+	int r = state_root(privileged, false, out_fd, path, sizeof(path));
+	if (r == -ENOENT)
+		return r;
+	if (r < 0)
+		return log_errno(r, "open the state directory");
+	return 0;
+}
+
+int sup_cmd_changes(int argc, char **argv)
+{
+	if (want_help(argc, argv)) {
+		(void)fputs(usage_changes, stdout);
+		return EXIT_DONE;
+	}
+	bool json = argc == 2 && !strcmp(argv[1], "--json");
+	if (argc > 1 + json) {
+		(void)fputs(usage_changes, stderr);
+		return EXIT_USAGE;
+	}
+	_cleanup_(cJSON_Deletep) cJSON *list = cJSON_CreateArray();
+	_cleanup_close_ int root = -1;
+	int r = open_root_for_cmd(&root);
+	if (r < 0 && r != -ENOENT)
+		return 4;
+	DIR *d = root >= 0 ? fdopendir(fcntl(root, F_DUPFD_CLOEXEC, 3)) : NULL;
+	struct dirent *de;
+	while (d && list && (de = readdir(d))) {
+		struct loaded l;
+		if (de->d_name[0] == '.' || load(root, de->d_name, false, &l) < 0)
+			continue;
+		const char *state = l.busy ? "running" : meta_str(l.meta, "state");
+		if (state && !strcmp(state, "running") && !l.busy)
+			state = "interrupted";
+		cJSON *o = cJSON_CreateObject();
+		const cJSON *pending = cJSON_GetObjectItemCaseSensitive(l.meta, "pending");
+		double held = -1, refused = -1;
+		(void)meta_num(pending, "held", &held);
+		(void)meta_num(pending, "refused", &refused);
+		if (o) {
+			cJSON_AddItemToArray(list, o);
+			(void)cJSON_AddStringToObject(o, "id", l.id);
+			(void)cJSON_AddStringToObject(o, "state", state ? state : "?");
+			(void)cJSON_AddStringToObject(o, "created", meta_str(l.meta, "created") ?: "?");
+			(void)cJSON_AddStringToObject(o, "workspace", meta_str(l.meta, "workspace") ?: "?");
+			if (held >= 0)
+				(void)sup_json_add_num(o, "held", held);
+			if (refused >= 0)
+				(void)sup_json_add_num(o, "refused", refused);
+		}
+		if (!json) {
+			char counts[64] = "";
+			if (held >= 0 && refused >= 0)
+				(void)snprintf(counts, sizeof(counts), "%.0f held, %.0f refused", held,
+					       refused);
+			(void)printf("%-24s %-11s %s  %-24s %s\n", l.id, state ? state : "?",
+				     meta_str(l.meta, "created") ?: "?", counts,
+				     meta_str(l.meta, "workspace") ?: "?");
+		}
+		loaded_done(&l);
+	}
+	if (d)
+		(void)closedir(d);
+	if (json) {
+		_cleanup_free_ char *text = list ? cJSON_Print(list) : NULL;
+		if (!text)
+			return 4;
+		(void)puts(text);
+	}
+	return EXIT_DONE;
+}
+
+/* Common to diff and apply: loads ID, fills the spec, runs the walk. */
+static int walk_changeset(const char *id, bool apply, char *const *include, size_t n_include,
+			  bool force, struct sup_chg_report *rep, int *out_code)
+{
+	_cleanup_close_ int root = -1;
+	int r = open_root_for_cmd(&root);
+	if (r < 0) {
+		if (r == -ENOENT)
+			log_error("no changeset '%s' (there are none)", id);
+		*out_code = r == -ENOENT ? EXIT_USAGE : 4;
+		return r;
+	}
+	struct loaded l;
+	r = load(root, id, apply, &l);
+	if (r < 0) {
+		*out_code = r == -ENOENT || r == -EINVAL ? EXIT_USAGE : 4;
+		return log_errno(r, "changeset '%s'", id);
+	}
+	if (apply && l.busy) {
+		loaded_done(&l);
+		log_error("changeset '%s' belongs to a run that is still going", id);
+		*out_code = EXIT_LOCKED;
+		return -EBUSY;
+	}
+	bool privileged = sup_decide_privileged(sup_in_init_userns());
+	struct sup_apply_spec spec = { .include = include, .n_include = n_include,
+				       .force = force, .dry_run = !apply };
+	_cleanup_free_ char **hold = NULL;
+	_cleanup_close_ int ws = -1;
+	_cleanup_close_ int upper = -1;
+	r = spec_from_meta(l.meta, privileged, &spec, &hold);
+	if (r >= 0)
+		r = open_workspace(l.meta, &ws);
+	if (r == -ESTALE || r == -ENOENT || r == -ELOOP)
+		log_error("changeset '%s': its workspace '%s' is gone, moved or reached through a symlink",
+			  id, meta_str(l.meta, "workspace") ?: "?");
+	if (r >= 0) {
+		struct open_how how = {
+			.flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
+			.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS,
+		};
+		upper = (int)syscall(SYS_openat2, l.dir_fd, "layer/upper", &how, sizeof(how));
+		r = upper < 0 ? -errno : 0;
+	}
+	if (r >= 0) {
+		spec.upper_fd = upper;
+		spec.ws_fd = ws;
+		r = sup_apply_run(&spec, rep);
+	}
+	if (r >= 0 && apply) {
+		if (rep->n_held || rep->n_refused)
+			r = update_meta(l.dir_fd, l.meta, rep);
+		else
+			r = remove_tree(root, l.id, 0);
+	}
+	loaded_done(&l);
+	if (r < 0) {
+		*out_code = 4;
+		return log_errno(r, "changeset '%s'", id);
+	}
+	*out_code = rep->n_held || rep->n_refused ? EXIT_PENDING : EXIT_DONE;
+	return 0;
+}
+
+static void print_report(const struct sup_chg_report *rep, bool json, bool stat_only,
+			 bool dry)
+{
+	if (json) {
+		_cleanup_(cJSON_Deletep) cJSON *a = cJSON_CreateArray();
+		for (size_t i = 0; a && i < rep->n; i++) {
+			cJSON *o = cJSON_CreateObject();
+			if (!o)
+				break;
+			cJSON_AddItemToArray(a, o);
+			(void)cJSON_AddStringToObject(o, "path", rep->v[i].path);
+			(void)cJSON_AddStringToObject(o, "kind", sup_chg_kind_name(rep->v[i].kind));
+			(void)cJSON_AddStringToObject(o, "verdict",
+						      sup_chg_verdict_name(rep->v[i].verdict));
+			if (rep->v[i].reason)
+				(void)cJSON_AddStringToObject(o, "reason", rep->v[i].reason);
+		}
+		_cleanup_free_ char *text = a ? cJSON_Print(a) : NULL;
+		if (text)
+			(void)puts(text);
+		return;
+	}
+	if (!stat_only) {
+		for (size_t i = 0; i < rep->n; i++) {
+			const struct sup_chg_entry *e = &rep->v[i];
+			(void)printf("%-8s %-9s ", e->verdict == SUP_CHG_APPLIED && dry ? "apply"
+						   : sup_chg_verdict_name(e->verdict),
+				     sup_chg_kind_name(e->kind));
+			for (const unsigned char *c = (const unsigned char *)e->path; *c; c++)
+				(void)printf((*c < 0x20 || *c >= 0x7f || *c == '\\') ? "\\x%02x" : "%c", *c);
+			(void)printf("%s%s%s\n", e->reason ? "  (" : "", e->reason ? e->reason : "",
+				     e->reason ? ")" : "");
+		}
+	}
+	(void)printf("%zu %s, %zu held, %zu refused\n", rep->n_applied,
+		     dry ? "to apply" : "applied", rep->n_held, rep->n_refused);
+}
+
+int sup_cmd_diff(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "stat", no_argument, NULL, 's' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	bool json = false, stat_only = false;
+	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		if (c == 'h') {
+			(void)fputs(usage_changes, stdout);
+			return EXIT_DONE;
+		}
+		if (c == 's')
+			stat_only = true;
+		else if (c == 'j')
+			json = true;
+		else
+			return EXIT_USAGE;
+	}
+	if (optind != argc - 1) {
+		(void)fputs(usage_changes, stderr);
+		return EXIT_USAGE;
+	}
+	struct sup_chg_report rep = { 0 };
+	int code;
+	if (walk_changeset(argv[optind], false, NULL, 0, false, &rep, &code) < 0)
+		return code;
+	print_report(&rep, json, stat_only, true);
+	sup_chg_report_done(&rep);
+	return EXIT_DONE;
+}
+
+int sup_cmd_apply(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "include", required_argument, NULL, 'i' },
+		{ "dry-run", no_argument, NULL, 'n' },
+		{ "force", no_argument, NULL, 'f' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	_cleanup_free_ char **include = calloc((size_t)argc + 1, sizeof(char *));
+	size_t n_include = 0;
+	bool dry = false, force = false, json = false;
+	int c;
+	if (!include)
+		return 4;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'h':
+			(void)fputs(usage_changes, stdout);
+			return EXIT_DONE;
+		case 'i':
+			if (!optarg[0] || optarg[0] == '/') {
+				log_error("--include '%s': expected a workspace-relative pattern", optarg);
+				return EXIT_USAGE;
+			}
+			include[n_include++] = optarg;
+			break;
+		case 'n':
+			dry = true;
+			break;
+		case 'f':
+			force = true;
+			break;
+		case 'j':
+			json = true;
+			break;
+		default:
+			return EXIT_USAGE;
+		}
+	}
+	if (optind != argc - 1) {
+		(void)fputs(usage_changes, stderr);
+		return EXIT_USAGE;
+	}
+	struct sup_chg_report rep = { 0 };
+	int code;
+	if (walk_changeset(argv[optind], !dry, include, n_include, force, &rep, &code) < 0)
+		return code;
+	print_report(&rep, json, false, dry);
+	sup_chg_report_done(&rep);
+	return code;
+}
+
+int sup_cmd_discard(int argc, char **argv)
+{
+	if (want_help(argc, argv)) {
+		(void)fputs(usage_changes, stdout);
+		return EXIT_DONE;
+	}
+	if (argc != 2) {
+		(void)fputs(usage_changes, stderr);
+		return EXIT_USAGE;
+	}
+	_cleanup_close_ int root = -1;
+	int r = open_root_for_cmd(&root);
+	if (r < 0) {
+		log_error("no changeset '%s'", argv[1]);
+		return r == -ENOENT ? EXIT_USAGE : 4;
+	}
+	struct loaded l;
+	r = load(root, argv[1], true, &l);
+	if (r < 0 && r != -EBADMSG) {
+		log_errno(r, "changeset '%s'", argv[1]);
+		return r == -ENOENT || r == -EINVAL ? EXIT_USAGE : 4;
+	}
+	if (r >= 0 && l.busy) {
+		loaded_done(&l);
+		log_error("changeset '%s' belongs to a run that is still going", argv[1]);
+		return EXIT_LOCKED;
+	}
+	if (r >= 0)
+		loaded_done(&l);
+	r = remove_tree(root, argv[1], 0);
+	if (r < 0) {
+		log_errno(r, "remove changeset '%s'", argv[1]);
+		return 4;
+	}
+	return EXIT_DONE;
+}
