@@ -151,8 +151,9 @@ int sup_changeset_create(bool privileged, int ws_fd, const char *ws_path, uint32
 	_cleanup_close_ int root = -1;
 	int r = state_root(privileged, true, &root, root_path, sizeof(root_path));
 	if (r < 0) {
-		(void)snprintf(why, why_len, "open warden's state directory%s",
-			       r == -EPERM ? " (it must be ours and mode 0700)" : "");
+		(void)snprintf(why, why_len, "open warden's state directory for the changeset%s",
+			       r == -EPERM ? " (it must be ours and mode 0700)"
+			       : " (set XDG_STATE_HOME or HOME, or run with --workspace-mode direct)");
 		return r;
 	}
 	struct sup_changeset cs;

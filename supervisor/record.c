@@ -66,6 +66,38 @@ static bool add_num(cJSON *o, const char *k, double v)
 	return sup_json_add_num(o, k, v);
 }
 
+/* Records at most this many changeset entries; the changeset itself keeps every one. */
+#define RECORD_MAX_CHANGES 10000u
+
+/* The changeset: its id, what became of it, and each entry with the reason. */
+static bool changes_json(cJSON *ws, const struct sup_run_result *res)
+{
+	const struct sup_chg_report *c = &res->changes;
+	cJSON *list;
+	if (!cJSON_AddStringToObject(ws, "changeset", res->changes_id) ||
+	    !cJSON_AddBoolToObject(ws, "applied", res->changes_applied) ||
+	    !cJSON_AddBoolToObject(ws, "pending", res->changes_kept) ||
+	    !add_num(ws, "n_applied", (double)c->n_applied) ||
+	    !add_num(ws, "n_held", (double)c->n_held) ||
+	    !add_num(ws, "n_refused", (double)c->n_refused) ||
+	    !cJSON_AddBoolToObject(ws, "entries_truncated", c->n > RECORD_MAX_CHANGES) ||
+	    !(list = cJSON_AddArrayToObject(ws, "entries")))
+		return false;
+	if (res->changes_error &&
+	    !cJSON_AddStringToObject(ws, "error", strerror(-res->changes_error)))
+		return false;
+	for (size_t i = 0; i < c->n && i < RECORD_MAX_CHANGES; i++) {
+		cJSON *o = cJSON_CreateObject();
+		if (!o || !cJSON_AddItemToArray(list, o) ||
+		    !cJSON_AddStringToObject(o, "path", c->v[i].path) ||
+		    !cJSON_AddStringToObject(o, "kind", sup_chg_kind_name(c->v[i].kind)) ||
+		    !cJSON_AddStringToObject(o, "verdict", sup_chg_verdict_name(c->v[i].verdict)) ||
+		    (c->v[i].reason && !cJSON_AddStringToObject(o, "reason", c->v[i].reason)))
+			return false;
+	}
+	return true;
+}
+
 cJSON *sup_identity_json(const struct sup_identity *id)
 {
 	cJSON *o = cJSON_CreateObject();
@@ -174,6 +206,11 @@ static cJSON *record_json(const struct sup_run_opts *opts, const struct sup_run_
 	     add_num(sb, "placeholders", (double)res->placeholders) &&
 	     add_num(sb, "hidden", (double)res->hidden) &&
 	     cJSON_AddStringToObject(sb, "capabilities_kept", res->caps_kept);
+
+	cJSON *ws = ok ? cJSON_AddObjectToObject(root, "workspace") : NULL;
+	ok = ok && ws && cJSON_AddStringToObject(ws, "mode", res->changes_mode ? "changes" : "direct");
+	if (ok && res->changes_id[0])
+		ok = changes_json(ws, res);
 
 	cJSON *host = ok ? cJSON_AddObjectToObject(root, "host") : NULL;
 	const struct sbx_host_facts *hf = &res->host;

@@ -35,7 +35,7 @@
 static const char base_path[] = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 /* Sanitizer settings pass through to warden so that a sanitized build is checked as set up. */
 static const char *const passed_env[] = { "ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS",
-					   "MSAN_OPTIONS" };
+					   "MSAN_OPTIONS", "XDG_STATE_HOME" };
 
 static const char *env_or_die(const char *name)
 {
@@ -464,6 +464,7 @@ static int build_argv(const struct th_opts *o, const char *const *cmd, struct ar
 		{ "--policy", o->policy },
 		{ "--record", o->record },
 		{ "--timeout", o->timeout },
+		{ "--workspace-mode", o->ws_mode },
 	};
 	for (size_t i = 0; i < sizeof(opts) / sizeof(opts[0]) && r >= 0; i++) {
 		if (!opts[i][1])
@@ -985,7 +986,7 @@ int th_fx_teardown(void **state)
 
 struct th_opts th_fx_opts(const struct th_fx *f, const char *policy)
 {
-	return (struct th_opts){ .workspace = f->ws.dir, .policy = policy };
+	return (struct th_opts){ .workspace = f->ws.dir, .policy = policy, .ws_mode = f->ws_mode };
 }
 
 void th_fx_run(struct th_fx *f, const struct th_opts *o, const char *const *cmd)

@@ -135,6 +135,7 @@ struct th_opts {
 	const char *policy;          /* --policy FILE; NULL: not passed */
 	const char *record;          /* --record DIR; NULL: not passed */
 	const char *timeout;         /* --timeout SECONDS; NULL: not passed */
+	const char *ws_mode;         /* --workspace-mode MODE; NULL: not passed */
 	const char *cwd;             /* warden's working directory; NULL: "/" */
 	const char *const *env;      /* extra NAME=value entries of warden's environment */
 	int stdin_fd;                /* > 0: warden's stdin; otherwise /dev/null */
@@ -254,6 +255,7 @@ struct th_fx {
 	cJSON *record;              /* the last record loaded; NULL when none */
 	char record_dir[PATH_MAX];  /* the --record directory of the last th_fx_record_expect */
 	char marker[96];            /* host processes with this argument are killed at teardown */
+	const char *ws_mode;        /* --workspace-mode for th_fx_opts; NULL: the policy's */
 };
 
 /*

@@ -578,6 +578,7 @@ static void test_etc_entries(void **state)
 static void test_protect_custom(void **state)
 {
 	struct th_fx *f = *state;
+	f->ws_mode = "direct"; /* the protect list is workspace mode direct's */
 	char pol[PATH_MAX];
 	/* Control: build.sh is not protected by default. */
 	th_ws_write(&f->ws, "build.sh", "#!/bin/sh\necho build\n");
@@ -601,6 +602,7 @@ static void test_protect_custom(void **state)
 static void test_protect_allow_create(void **state)
 {
 	struct th_fx *f = *state;
+	f->ws_mode = "direct"; /* the protect list is workspace mode direct's */
 	char pol[PATH_MAX];
 	/* Control: protected and missing, .envrc cannot be created. */
 	th_policy(&f->ws, "filesystem: { protect: [.envrc] }\n", pol);

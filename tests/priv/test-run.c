@@ -419,6 +419,7 @@ static void make_git(struct th_fx *f)
 static void test_protect_git_hooks(void **state)
 {
 	struct th_fx *f = *state;
+	f->ws_mode = "direct"; /* the protect list is workspace mode direct's */
 	make_git(f);
 	expect_write_refused(f, TH_CMD(TH_PROBE, "write", "/workspace/.git/hooks/pre-commit"));
 	expect_write_refused(f, TH_CMD(TH_PROBE, "mkdir", "/workspace/.git/hooks/sub"));
@@ -429,6 +430,7 @@ static void test_protect_git_hooks(void **state)
 static void test_protect_git_config(void **state)
 {
 	struct th_fx *f = *state;
+	f->ws_mode = "direct"; /* the protect list is workspace mode direct's */
 	make_git(f);
 	expect_write_refused(f, TH_CMD(TH_PROBE, "write", "/workspace/.git/config"));
 	char p[PATH_MAX];
@@ -439,6 +441,7 @@ static void test_protect_git_config(void **state)
 static void test_protect_git_rename(void **state)
 {
 	struct th_fx *f = *state;
+	f->ws_mode = "direct"; /* the protect list is workspace mode direct's */
 	make_git(f);
 	th_fx_run(f, NULL, TH_CMD(TH_PROBE, "rename", "/workspace/.git", "/workspace/moved"));
 	if (strncmp(f->out.out, "ERR ", 4) != 0) {
@@ -463,6 +466,7 @@ static void test_protect_git_rename(void **state)
 static void test_git_other_writable(void **state)
 {
 	struct th_fx *f = *state;
+	f->ws_mode = "direct"; /* the protect list is workspace mode direct's */
 	make_git(f);
 	probe_expect(f, TH_CMD(TH_PROBE, "write", "/workspace/.git/index"), 0, "OK 1\n");
 	probe_expect(f, TH_CMD(TH_PROBE, "mkdir", "/workspace/.git/objects"), 0, "OK 0\n");
@@ -473,6 +477,7 @@ static void test_git_other_writable(void **state)
 static void test_protect_envrc_create(void **state)
 {
 	struct th_fx *f = *state;
+	f->ws_mode = "direct"; /* the protect list is workspace mode direct's */
 	expect_write_refused(f, TH_CMD(TH_PROBE, "write", "/workspace/.envrc"));
 	assert_false(th_ws_exists(&f->ws, ".envrc"));
 }
@@ -480,6 +485,7 @@ static void test_protect_envrc_create(void **state)
 static void test_no_placeholder_left(void **state)
 {
 	struct th_fx *f = *state;
+	f->ws_mode = "direct"; /* the protect list is workspace mode direct's */
 	/* During the run, a missing .git is a placeholder file: no .git/hooks can be made. */
 	th_fx_record_expect(f, NULL, TH_CMD(TH_PROBE, "mkdir", "/workspace/.git/hooks"), 1,
 			    "ERR ENOTDIR 20\n");
@@ -980,7 +986,8 @@ static void test_record_valid(void **state)
 	int cgv = (int)th_json_num(r, "sandbox.cgroup_version");
 	assert_true(cgv == 1 || cgv == 2);
 	assert_true(th_json_bool(r, "sandbox.cgroup_emptied"));
-	assert_int_equal((int)th_json_num(r, "sandbox.placeholders"), 6);
+	assert_int_equal((int)th_json_num(r, "sandbox.placeholders"), 0);
+	assert_string_equal(th_json_str(r, "workspace.mode"), "changes");
 	const cJSON *weak = th_json_at(r, "weakenings");
 	assert_true(cJSON_IsArray(weak));
 	assert_int_equal(cJSON_GetArraySize(weak), 0);
@@ -1519,6 +1526,7 @@ static void test_limit_pids_record(void **state)
 static void test_stale_placeholders_collected(void **state)
 {
 	struct th_fx *f = *state;
+	f->ws_mode = "direct"; /* the protect list is workspace mode direct's */
 	static const char *const protected_top[] = { ".git", ".gitmodules", ".envrc", ".vscode",
 						     ".idea", ".devcontainer" };
 	struct th_proc p;

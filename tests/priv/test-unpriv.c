@@ -13,6 +13,7 @@
 #include <libgen.h>
 #include <linux/magic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
@@ -209,6 +210,12 @@ int main(void)
 			th_cannot_run("uid %u cannot execute %s (is the build tree readable?)",
 				      (unsigned)user.uid, bins[i]);
 
+	/* Changesets of unprivileged runs live in the user's state directory: give it one. */
+	char state[] = "/tmp/warden-unpriv-state-XXXXXX";
+	if (!mkdtemp(state) || chown(state, user.uid, user.gid) < 0 ||
+	    setenv("XDG_STATE_HOME", state, 1) < 0)
+		th_cannot_run("make a state directory for uid %u", (unsigned)user.uid);
+
 	const struct CMUnitTest tests[] = {
 		T(test_unpriv_identity),
 		T(test_unpriv_record),
@@ -216,6 +223,11 @@ int main(void)
 		T(test_unpriv_seccomp_active),
 		T(test_unpriv_needs_cgroup_optout),
 	};
-	return _cmocka_run_group_tests("priv-unpriv", tests, sizeof(tests) / sizeof(tests[0]),
-				       NULL, NULL);
+	int failed = _cmocka_run_group_tests("priv-unpriv", tests,
+					     sizeof(tests) / sizeof(tests[0]), NULL, NULL);
+	char rm[64 + sizeof(state)];
+	(void)snprintf(rm, sizeof(rm), "rm -rf '%s'", state);
+	if (system(rm) != 0)
+		print_error("could not remove %s\n", state);
+	return failed;
 }
