@@ -25,6 +25,7 @@
 
 #include "apply.h"
 #include "cleanup.h"
+#include "gitindex.h"
 #include "hide.h"
 #include "io-util.h"
 #include "sandbox.h"
@@ -379,6 +380,72 @@ static const char *held_reason(const struct walk *w, const char *path, const cha
 	return NULL;
 }
 
+/* Reads a whole file below dfd into a new buffer, at most max bytes. */
+static int read_whole(int dfd, const char *name, size_t max, char **out, size_t *out_len)
+{
+	_cleanup_close_ int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -EINVAL;
+	if ((uint64_t)st.st_size > max)
+		return -E2BIG;
+	char *buf = malloc((size_t)st.st_size + 1);
+	if (!buf)
+		return -ENOMEM;
+	int n = io_read_fd(fd, buf, (size_t)st.st_size + 1);
+	if (n < 0) {
+		free(buf);
+		return n;
+	}
+	*out = buf;
+	*out_len = (size_t)n;
+	return 0;
+}
+
+/*
+ * Why the sandbox's .git/index (name in the upper .git, ud) must be held, or NULL: it marks
+ * a path assume-unchanged or skip-worktree that the host's index (in hd, the host's .git)
+ * did not, which would hide a planted change from the host's git status and git diff; or it
+ * cannot be read with certainty (malformed, a split index, a SHA-256 repository).
+ */
+static const char *index_hides(int ud, int hd, const char *name)
+{
+	_cleanup_free_ char *cfg = NULL;
+	size_t cfg_len = 0;
+	/* The host's own config (held, so the sandbox cannot have changed it) */
+	if (hd >= 0 && read_whole(hd, "config", 1u << 20, &cfg, &cfg_len) == 0 &&
+	    strcasestr(cfg, "objectformat"))
+		return "an index of a repository whose object format warden does not read";
+
+	_cleanup_free_ char *nbuf = NULL;
+	_cleanup_free_ char *obuf = NULL;
+	size_t nlen = 0, olen = 0, n_new = 0, n_old = 0;
+	char **new_paths = NULL, **old_paths = NULL;
+	const char *why = NULL;
+	int r = read_whole(ud, name, POL_GITINDEX_MAX_BYTES, &nbuf, &nlen);
+	if (r >= 0)
+		r = pol_gitindex_hidden(nbuf, nlen, &new_paths, &n_new);
+	if (r < 0)
+		return "an index warden cannot read with certainty (malformed, split or too large)";
+	if (n_new == 0)
+		return NULL;
+	if (hd >= 0) {
+		r = read_whole(hd, name, POL_GITINDEX_MAX_BYTES, &obuf, &olen);
+		if (r >= 0)
+			r = pol_gitindex_hidden(obuf, olen, &old_paths, &n_old);
+		else if (r == -ENOENT)
+			r = 0;
+	}
+	if (r < 0 || pol_gitindex_newly_hidden(old_paths, n_old, new_paths, n_new, NULL) != 0)
+		why = "the index marks a path skip-worktree or assume-unchanged that the host's did "
+		      "not, which would hide a change from git status";
+	(void)pol_gitindex_paths_free(new_paths, n_new);
+	(void)pol_gitindex_paths_free(old_paths, n_old);
+	return why;
+}
+
 /* The path buffer holds the parent's path (plen bytes); appends name. */
 static int path_push(char *path, size_t plen, const char *name, size_t *out_len)
 {
@@ -533,6 +600,13 @@ static void walk_entry(struct walk *w, int ud, int hd, const char *name, char *p
 		if (!sup_link_stays_inside(target, depth)) {
 			emit(w, kind, SUP_CHG_REFUSED, path,
 			     "a symlink that is absolute, climbs out of the workspace, or has .. after a name");
+			goto out;
+		}
+	}
+	if (depth == 1 && S_ISREG(ust.st_mode) && !strcmp(path, ".git/index")) {
+		const char *why_index = index_hides(ud, hd, name);
+		if (why_index && !match_prefixes(s->include, s->n_include, path)) {
+			emit(w, kind, SUP_CHG_HELD, path, why_index);
 			goto out;
 		}
 	}

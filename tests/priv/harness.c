@@ -966,12 +966,36 @@ int th_fx_setup(void **state, size_t size, uid_t uid, gid_t gid)
 	return 0;
 }
 
+void th_discard_changesets(const char *ws_dir)
+{
+	struct th_opts o = { .subcommand = "changes" };
+	struct th_out out = { 0 };
+	th_run(&o, (const char *const[]){ "--json", NULL }, &out);
+	cJSON *list = out.code == 0 ? cJSON_Parse(out.out) : NULL;
+	const cJSON *it;
+	cJSON_ArrayForEach(it, list) {
+		const cJSON *ws = cJSON_GetObjectItemCaseSensitive(it, "workspace");
+		const cJSON *id = cJSON_GetObjectItemCaseSensitive(it, "id");
+		if (!cJSON_IsString(ws) || !cJSON_IsString(id) || strcmp(ws->valuestring, ws_dir))
+			continue;
+		struct th_opts d = { .subcommand = "discard" };
+		struct th_out dout = { 0 };
+		th_run(&d, (const char *const[]){ id->valuestring, NULL }, &dout);
+		th_out_done(&dout);
+	}
+	cJSON_Delete(list);
+	th_out_done(&out);
+}
+
 void th_fx_free(struct th_fx *f)
 {
 	if (!f)
 		return;
 	if (f->marker[0])
 		th_kill_procs(f->marker, 0);
+	/* What the runs left pending belongs to this workspace only. */
+	if (geteuid() == 0)
+		th_discard_changesets(f->ws.dir);
 	th_out_done(&f->out);
 	cJSON_Delete(f->record);
 	th_ws_remove(&f->ws);

@@ -258,6 +258,9 @@ struct th_fx {
 	const char *ws_mode;        /* --workspace-mode for th_fx_opts; NULL: the policy's */
 };
 
+/* Discards every changeset (warden changes) whose workspace is ws_dir. */
+void th_discard_changesets(const char *ws_dir);
+
 /*
  * A cmocka setup: allocates size bytes (at least sizeof(struct th_fx), zeroed, a struct th_fx
  * at their start), takes *state as param and creates the workspace owned by uid:gid; the
