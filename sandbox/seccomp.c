@@ -7,7 +7,9 @@
  *   - a never-allowed list answered EPERM (or killing the process in kill mode), which no
  *     policy can lift, except io_uring behind POL_UNSAFE_IO_URING;
  *   - argument checks on clone, unshare, ioctl, socket, socketpair and personality;
- *   - clone3 answered ENOSYS, always;
+ *   - a mode check on every syscall that creates a file or changes its mode: a set-user-ID or
+ *     set-group-ID bit in the mode is answered EPERM, in every policy and both modes;
+ *   - clone3 and openat2 answered ENOSYS, always;
  *   - everything else answered ENOSYS (errno mode: libc and runtimes then take the fallback
  *     they already have for older kernels) or killing the process (kill mode);
  *   - any other architecture or ABI (i386, x32) kills the process.
@@ -49,7 +51,8 @@ DEFINE_CLEANUP(scmp_filter_ctx, seccomp_release)
  * git, coreutils, the dynamic loader and libc start-up. Names, not numbers, so the list works
  * on every architecture: a name this architecture (or this libseccomp) does not know is
  * skipped, which leaves that syscall to the default action. Syscalls with argument checks
- * (clone, unshare, ioctl, socket, socketpair, personality) are not here; see special_rules.
+ * (clone, unshare, ioctl, socket, socketpair, personality) are not here, nor are those with
+ * a mode argument (chmod, open, mkdir, mknod, ...); see special_rules and mode_rules.
  *
  * Knowingly excluded (default action, so ENOSYS in errno mode): modify_ldt, set_thread_area,
  * get_thread_area (16-bit/32-bit segment games), kcmp, get_robust_list, migrate_pages,
@@ -119,12 +122,12 @@ static const char *const base_allow[] = {
 	/* Linux AIO (libaio users such as database servers); io_uring is a separate opt-in */
 	"io_setup", "io_destroy", "io_submit", "io_cancel", "io_getevents", "io_pgetevents",
 
-	/* file system: paths, metadata, directories */
-	"open", "openat", "openat2", "creat", "stat", "fstat", "lstat", "newfstatat", "statx",
+	/* file system: paths, metadata, directories (the calls taking a mode are in mode_rules) */
+	"stat", "fstat", "lstat", "newfstatat", "statx",
 	"statfs", "fstatfs", "access", "faccessat", "faccessat2", "readlink", "readlinkat",
-	"getdents", "getdents64", "getcwd", "chdir", "fchdir", "mkdir", "mkdirat", "rmdir",
+	"getdents", "getdents64", "getcwd", "chdir", "fchdir", "rmdir",
 	"rename", "renameat", "renameat2", "link", "linkat", "symlink", "symlinkat", "unlink",
-	"unlinkat", "chmod", "fchmod", "fchmodat", "fchmodat2", "chown", "fchown", "lchown",
+	"unlinkat", "chown", "fchown", "lchown",
 	"fchownat", "utime", "utimes", "futimesat", "utimensat", "statmount", "listmount",
 	"inotify_init", "inotify_init1", "inotify_add_watch", "inotify_rm_watch",
 
@@ -202,8 +205,8 @@ enum rule_kind {
 	RULE_SOCKET,      /* AF_UNIX, AF_INET, AF_INET6 only */
 	RULE_SOCKETPAIR,  /* AF_UNIX only */
 	RULE_PERSONALITY, /* only the personalities in personality_ok */
-	RULE_MKNOD,       /* FIFOs only (mkfifo(3)); the mode is argument 1 */
-	RULE_MKNODAT,     /* FIFOs only; the mode is argument 2 */
+	RULE_MODE,        /* allowed unless the mode (argument .arg) has a set-id bit */
+	RULE_MKNOD,       /* as RULE_MODE, and FIFOs only (mkfifo(3)) */
 	/* seccomp.rules of the policy: */
 	RULE_COND_ALLOW,       /* allowed when one of the policy's allow rules holds, else default */
 	RULE_COND_DENY_ALLOW,  /* refused when the policy's deny rule holds, else allowed */
@@ -222,17 +225,58 @@ static const struct special_entry {
 	{ SCMP_SYS(socketpair), RULE_SOCKETPAIR },
 	{ SCMP_SYS(personality), RULE_PERSONALITY },
 	/*
-	 * Device nodes are refused (a bound /dev is all the sandbox gets); FIFOs are allowed,
-	 * since glibc implements mkfifo(3) with mknodat and build tools use named pipes.
-	 */
-	{ SCMP_SYS(mknod), RULE_MKNOD },
-	{ SCMP_SYS(mknodat), RULE_MKNODAT },
-	/*
 	 * clone3 passes its flags in memory, which seccomp cannot read. Answering ENOSYS makes
 	 * glibc (and every other runtime) fall back to clone, whose flags the filter checks.
 	 */
 	{ SCMP_SYS(clone3), RULE_ENOSYS },
+	/*
+	 * openat2 passes its mode in a struct open_how in memory, out of the filter's reach, so
+	 * it could create a set-id file past the mode check. ENOSYS makes libc and runtimes take
+	 * the openat path they keep for kernels before 5.6; the worker does not use it. (The
+	 * supervisor's own openat2 calls resolving workspace paths run outside this filter.)
+	 */
+	{ SCMP_SYS(openat2), RULE_ENOSYS },
 };
+
+/*
+ * The syscalls that take a file mode, and which argument holds it. No set-user-ID or
+ * set-group-ID bit may be set through any of them, in any policy: a set-id file left in the
+ * workspace runs with its host owner's ids (root's, when root owns the workspace) for
+ * whoever on the host execs it later. nosuid covers the sandbox's own mounts, not the host's
+ * view of the workspace.
+ *
+ * open and openat read the mode only with O_CREAT or O_TMPFILE; without, glibc passes 0, so
+ * refusing any call whose mode carries the bits costs nothing. mkdir drops both bits from
+ * its mode (a new directory gets S_ISGID only by inheriting it from its parent), but is
+ * checked all the same. Device nodes are refused (a bound /dev is all the sandbox gets);
+ * FIFOs are allowed, since glibc implements mkfifo(3) with mknodat and build tools use named
+ * pipes.
+ *
+ * Names, not SCMP_SYS(): upstream libseccomp 2.5.4 predates fchmodat2 (Linux 6.6), and
+ * kernel headers before 6.6 lack its number. A name the libseccomp in use does not know is
+ * skipped here, which leaves the call to the default action: ENOSYS (glibc then falls back
+ * to fchmodat) or kill, never allowed. The names this architecture lacks (chmod, open,
+ * creat, mkdir, mknod on arm64) are skipped the same way.
+ *
+ * Not covered, and why: io_uring's openat and mkdirat operations carry a mode the filter
+ * never sees, which is one more reason io_uring is refused unless POL_UNSAFE_IO_URING.
+ */
+static const struct mode_entry {
+	const char *name;
+	unsigned arg;    /* the mode's argument index */
+	bool fifo_only;  /* mknod, mknodat: FIFOs are the only file type allowed */
+} mode_rules[] = {
+	{ "chmod", 1, false },    { "fchmod", 1, false },   { "fchmodat", 2, false },
+	{ "fchmodat2", 2, false }, { "open", 2, false },     { "openat", 3, false },
+	{ "creat", 1, false },    { "mkdir", 1, false },    { "mkdirat", 2, false },
+	{ "mknod", 1, true },     { "mknodat", 2, true },
+};
+
+/*
+ * The set-id bits. The kernel reads every mode argument above as umode_t (16 bits), so the
+ * upper bits of the register are ignored; the checks mask the two bits and nothing else.
+ */
+#define SETID_BITS ((uint32_t)(S_ISUID | S_ISGID))
 
 /*
  * Namespace-creating clone flags. Creating namespaces is the sandbox's job; a nested user
@@ -277,6 +321,7 @@ struct rule_set {
 	struct rule_entry {
 		int nr;
 		enum rule_kind kind;
+		unsigned arg; /* RULE_MODE, RULE_MKNOD: the mode's argument index; else 0 */
 	} *rules;
 	size_t n_rules;
 	size_t cap;
@@ -298,23 +343,32 @@ static struct rule_entry *rule_find(struct rule_set *set, int nr)
 	return NULL;
 }
 
-/* Sets the verdict for nr, replacing an earlier one. The capacity is reserved up front. */
-static void rule_set(struct rule_set *set, int nr, enum rule_kind kind)
+/*
+ * Sets the verdict for nr (with the argument index a mode check needs), replacing an earlier
+ * one. The capacity is reserved up front.
+ */
+static void rule_set_arg(struct rule_set *set, int nr, enum rule_kind kind, unsigned arg)
 {
 	struct rule_entry *e = rule_find(set, nr);
 
 	if (e) {
-		e->kind = kind;
+		*e = (struct rule_entry){ .nr = nr, .kind = kind, .arg = arg };
 		return;
 	}
 	if (set->n_rules >= set->cap)
 		abort(); /* our bug: rule_set_init reserved room for every insertion */
-	set->rules[set->n_rules++] = (struct rule_entry){ .nr = nr, .kind = kind };
+	set->rules[set->n_rules++] = (struct rule_entry){ .nr = nr, .kind = kind, .arg = arg };
+}
+
+static void rule_set(struct rule_set *set, int nr, enum rule_kind kind)
+{
+	rule_set_arg(set, nr, kind, 0);
 }
 
 static int rule_set_init(struct rule_set *set, const struct pol_policy *pol)
 {
-	size_t fixed = ELEMENTSOF(base_allow) + ELEMENTSOF(never_allow) + ELEMENTSOF(special_rules);
+	size_t fixed = ELEMENTSOF(base_allow) + ELEMENTSOF(never_allow) + ELEMENTSOF(special_rules) +
+		       ELEMENTSOF(mode_rules);
 	size_t cap;
 
 	if (pol->n_seccomp_allow > SIZE_MAX - fixed ||
@@ -343,6 +397,19 @@ static const struct never_entry *never_find(int nr)
 		if (never_allow[i].nr == nr)
 			return &never_allow[i];
 	return NULL;
+}
+
+/*
+ * True iff nr is answered ENOSYS whatever the policy says (clone3, openat2): their arguments
+ * are in memory the filter cannot read, so allowing them, or ruling on them, would let past
+ * what the checks on clone and openat refuse.
+ */
+static bool always_enosys(int nr)
+{
+	for (size_t i = 0; i < ELEMENTSOF(special_rules); i++)
+		if (special_rules[i].nr == nr && special_rules[i].kind == RULE_ENOSYS)
+			return true;
+	return false;
 }
 
 /*
@@ -382,8 +449,9 @@ const char *sbx_seccomp_last_error(void)
 
 /*
  * seccomp.rules: conditional verdicts. A syscall may carry one deny rule, or any number of
- * allow rules, never both. Syscalls with built-in argument checks, clone3, and syscalls that
- * are never allowed (for allow rules) are refused, as is a rule that could change nothing:
+ * allow rules, never both. Syscalls with built-in argument checks (the mode checks among
+ * them), clone3 and openat2, and syscalls that are never allowed (for allow rules) are
+ * refused, as is a rule that could change nothing:
  * allow rules on an allowed syscall, or a deny rule on a refused one.
  */
 static int collect_policy_rules(const struct pol_policy *pol, struct rule_set *set)
@@ -430,8 +498,8 @@ static int collect_policy_rules(const struct pol_policy *pol, struct rule_set *s
 		case RULE_SOCKET:
 		case RULE_SOCKETPAIR:
 		case RULE_PERSONALITY:
+		case RULE_MODE:
 		case RULE_MKNOD:
-		case RULE_MKNODAT:
 			return policy_error("seccomp.rules: '%s' has built-in argument checks; use "
 					    "seccomp.deny to refuse it entirely", pr->name);
 		case RULE_ALLOW:
@@ -439,9 +507,9 @@ static int collect_policy_rules(const struct pol_policy *pol, struct rule_set *s
 		case RULE_ENOSYS:
 			break;
 		}
-		if (nr == SCMP_SYS(clone3))
-			return policy_error("seccomp.rules: clone3 cannot be ruled on (its flags are "
-					    "out of the filter's reach)");
+		if (always_enosys(nr))
+			return policy_error("seccomp.rules: %s cannot be ruled on (its arguments are "
+					    "out of the filter's reach)", pr->name);
 		if (pr->allow) {
 			if (e && !never_lifted(e, pol))
 				return policy_error("seccomp.rules: '%s' is never allowed", pr->name);
@@ -463,10 +531,11 @@ static int collect_policy_rules(const struct pol_policy *pol, struct rule_set *s
 
 /*
  * Decides the verdict for every syscall the filter names. Order, each step overriding the
- * previous ones: base allowlist; argument-checked syscalls and clone3; the never-allowed list
- * (io_uring allowed instead when its unsafe bit is set); policy allow (only adds syscalls
- * that have no verdict yet, and refuses never-allowed names); policy deny (always wins,
- * except that clone3 stays ENOSYS). Returns 0 or -EINVAL for a name the policy may not use.
+ * previous ones: base allowlist; argument-checked syscalls, clone3 and openat2; the mode
+ * checks; the never-allowed list (io_uring allowed instead when its unsafe bit is set);
+ * policy allow (only adds syscalls that have no verdict yet, and refuses never-allowed names,
+ * clone3 and openat2); policy deny (always wins, except that clone3 and openat2 stay ENOSYS).
+ * Returns 0 or -EINVAL for a name the policy may not use.
  */
 static int collect_rules(const struct pol_policy *pol, struct rule_set *set)
 {
@@ -488,6 +557,16 @@ static int collect_rules(const struct pol_policy *pol, struct rule_set *set)
 	for (size_t i = 0; i < ELEMENTSOF(special_rules); i++)
 		rule_set(set, special_rules[i].nr, special_rules[i].kind);
 
+	for (size_t i = 0; i < ELEMENTSOF(mode_rules); i++) {
+		const struct mode_entry *m = &mode_rules[i];
+		int nr = seccomp_syscall_resolve_name(m->name);
+
+		/* As for base_allow: what cannot be named here is never allowed either. */
+		if (nr < 0)
+			continue;
+		rule_set_arg(set, nr, m->fifo_only ? RULE_MKNOD : RULE_MODE, m->arg);
+	}
+
 	for (size_t i = 0; i < ELEMENTSOF(never_allow); i++) {
 		const struct never_entry *e = &never_allow[i];
 
@@ -506,10 +585,13 @@ static int collect_rules(const struct pol_policy *pol, struct rule_set *set)
 		if (e && !never_lifted(e, pol))
 			return policy_error("seccomp.allow: '%s' is never allowed",
 					    pol->seccomp_allow[i]);
-		/* Allowing clone3 would let namespace flags past the clone check. */
-		if (nr == SCMP_SYS(clone3))
-			return policy_error("seccomp.allow: clone3 cannot be allowed (its flags are "
-					    "out of the filter's reach)");
+		/*
+		 * Allowing clone3 would let namespace flags past the clone check, and openat2 a
+		 * set-id mode past the openat check.
+		 */
+		if (always_enosys(nr))
+			return policy_error("seccomp.allow: %s cannot be allowed (its arguments are "
+					    "out of the filter's reach)", pol->seccomp_allow[i]);
 		/*
 		 * A syscall that already has a verdict keeps it: allowing "ioctl" or "socket"
 		 * does not remove their argument checks. A name this architecture lacks cannot
@@ -529,8 +611,9 @@ static int collect_rules(const struct pol_policy *pol, struct rule_set *set)
 			return policy_error("seccomp.deny: unknown syscall '%s'", pol->seccomp_deny[i]);
 		cur = rule_find(set, nr);
 		/*
-		 * clone3 stays ENOSYS: EPERM would stop libc from falling back to clone and
-		 * break every fork and thread. Denying a lifted io_uring entry takes it back.
+		 * clone3 and openat2 stay ENOSYS: EPERM would stop libc from falling back to
+		 * clone and openat, and break every fork and thread. Denying a lifted io_uring
+		 * entry takes it back.
 		 */
 		if (cur && cur->kind == RULE_ENOSYS)
 			continue;
@@ -698,12 +781,31 @@ static int add_socket_rules(const struct emitter *em, int nr)
 				 SCMP_ACT_ERRNO(EAFNOSUPPORT));
 }
 
-/* mknod/mknodat: FIFOs allowed, every other file type (devices above all) refused. */
-static int add_mknod_rules(const struct emitter *em, int nr, unsigned mode_arg)
+/*
+ * The mode check on argument mode_arg: EPERM when the mode has S_ISUID or S_ISGID, else
+ * allowed, or for mknod (fifo_only) allowed for FIFOs and refused for every other file type
+ * (devices above all). The rules split the modes by (mode & SETID_BITS): the three nonzero
+ * values are refused, each by one rule; zero is allowed, or for mknod split once more by
+ * (mode & (S_IFMT | SETID_BITS)), one rule per file type. No mode matches two rules.
+ *
+ * EPERM even in kill mode, as for socket families: cp -a, tar -p, rsync -a and install -m
+ * ask for set-id bits in ordinary use and report EPERM as an ordinary error; nothing is
+ * gained by killing a whole build for it.
+ */
+static int add_mode_rules(const struct emitter *em, int nr, unsigned mode_arg, bool fifo_only)
 {
+	int r;
+
+	for (uint32_t setid = S_ISGID; setid <= SETID_BITS; setid += S_ISGID) {
+		r = add_masked(em, SCMP_ACT_ERRNO(EPERM), nr, mode_arg, SETID_BITS, setid);
+		if (r < 0)
+			return r;
+	}
+	if (!fifo_only)
+		return add_masked(em, SCMP_ACT_ALLOW, nr, mode_arg, SETID_BITS, 0);
 	for (uint32_t type = 0; type <= S_IFMT; type += 010000) {
 		uint32_t action = type == S_IFIFO ? SCMP_ACT_ALLOW : em->deny;
-		int r = add_masked(em, action, nr, mode_arg, S_IFMT, type);
+		r = add_masked(em, action, nr, mode_arg, S_IFMT | SETID_BITS, type);
 		if (r < 0)
 			return r;
 	}
@@ -857,10 +959,10 @@ static int emit_rule(const struct emitter *em, const struct rule_entry *e)
 	case RULE_PERSONALITY:
 		return add_set_split(em, e->nr, 0, personality_ok, ELEMENTSOF(personality_ok),
 				     SCMP_ACT_ALLOW, em->deny);
+	case RULE_MODE:
+		return add_mode_rules(em, e->nr, e->arg, false);
 	case RULE_MKNOD:
-		return add_mknod_rules(em, e->nr, 1);
-	case RULE_MKNODAT:
-		return add_mknod_rules(em, e->nr, 2);
+		return add_mode_rules(em, e->nr, e->arg, true);
 	case RULE_COND_ALLOW:
 	case RULE_COND_DENY_ALLOW:
 	case RULE_COND_DENY:

@@ -9,6 +9,7 @@
 #include <linux/audit.h>
 #include <linux/netlink.h>
 #include <linux/sched.h>
+#include <seccomp.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -36,10 +37,14 @@
 #define NATIVE_ARCH AUDIT_ARCH_X86_64
 #define FOREIGN_ARCH AUDIT_ARCH_I386 /* the compat ABI: int 0x80 from a 64-bit task */
 #define FOREIGN_NR_READ 3
+#define FOREIGN_NR_CHMOD 15
+#define FOREIGN_NR_FCHMODAT 306
 #elif defined(__aarch64__)
 #define NATIVE_ARCH AUDIT_ARCH_AARCH64
 #define FOREIGN_ARCH AUDIT_ARCH_ARM
 #define FOREIGN_NR_READ 3
+#define FOREIGN_NR_CHMOD 15
+#define FOREIGN_NR_FCHMODAT 333
 #else
 #error "test-seccomp: add this architecture's audit token"
 #endif
@@ -47,6 +52,11 @@
 #define ACT_ALLOW SECCOMP_RET_ALLOW
 #define ACT_KILL SECCOMP_RET_KILL_PROCESS
 #define ACT_ERRNO(e) (SECCOMP_RET_ERRNO | ((uint32_t)(e) & SECCOMP_RET_DATA))
+
+/* Kernel headers older than 6.6 lack it; the number is the same on every architecture here. */
+#ifndef __NR_fchmodat2
+#define __NR_fchmodat2 452
+#endif
 
 #define NS_CLONE \
 	(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWUTS | \
@@ -127,6 +137,22 @@ static uint32_t verdict3(const struct sbx_seccomp_prog *prog, int nr, uint64_t a
 	d.args[0] = a0;
 	d.args[1] = a1;
 	d.args[2] = a2;
+	assert_int_equal(bpf_sim_run(prog->insns, prog->n_insns, &d, &action), 0);
+	return action;
+}
+
+/* As verdict_arch(), with all six arguments. */
+static uint32_t verdict6(const struct sbx_seccomp_prog *prog, uint32_t arch, int nr,
+			 const uint64_t args[6])
+{
+	struct seccomp_data d;
+	uint32_t action = 0xdeadbeefu;
+
+	memset(&d, 0, sizeof(d));
+	d.nr = nr;
+	d.arch = arch;
+	d.instruction_pointer = 0x401000;
+	memcpy(d.args, args, sizeof(d.args));
 	assert_int_equal(bpf_sim_run(prog->insns, prog->n_insns, &d, &action), 0);
 	return action;
 }
@@ -613,10 +639,11 @@ static void test_mknod_fifo_only(void **state)
 	for (size_t i = 0; i < ELEMENTSOF(refused); i++)
 		assert_int_equal(verdict3(p, __NR_mknodat, AT_FDCWD, 0, refused[i] | 0644),
 				 ACT_ERRNO(EPERM));
-	/* every mode value: only the FIFO type bits decide */
+	/* every mode value: the FIFO type bits decide, and no set-id bit may come along */
 	for (uint64_t mode = 0; mode <= 0177777; mode += 0111)
 		assert_int_equal(verdict3(p, __NR_mknodat, AT_FDCWD, 0, mode),
-				 (mode & S_IFMT) == S_IFIFO ? ACT_ALLOW : ACT_ERRNO(EPERM));
+				 (mode & S_IFMT) == S_IFIFO && !(mode & (S_ISUID | S_ISGID)) ?
+					 ACT_ALLOW : ACT_ERRNO(EPERM));
 #ifdef __NR_mknod
 	assert_int_equal(verdict(p, __NR_mknod, 0, S_IFIFO | 0600), ACT_ALLOW);
 	assert_int_equal(verdict(p, __NR_mknod, 0, S_IFCHR | 0600), ACT_ERRNO(EPERM));
@@ -792,13 +819,14 @@ static void test_rule_deny_masked(void **state)
 {
 	(void)state;
 	struct pol_arg_cond c = { .index = 2, .op = POL_CMP_MASKED_EQ, .mask = 3, .value = 1 };
-	struct pol_syscall_rule r = cond_rule("openat", false, 1, &c);
+	struct pol_syscall_rule r = cond_rule("mprotect", false, 1, &c);
 	struct sbx_seccomp_prog p = { 0 };
 	build_rules(&r, 1, &p);
-	for (uint64_t flags = 0; flags < 4096; flags++)
-		assert_int_equal(verdict3(&p, __NR_openat, AT_FDCWD, 0, flags),
-				 (flags & 3) == 1 ? ACT_ERRNO(EPERM) : ACT_ALLOW);
-	assert_int_equal(verdict3(&p, __NR_openat, AT_FDCWD, 0, 1ull << 40 | 1), ACT_ERRNO(EPERM));
+	for (uint64_t prot = 0; prot < 4096; prot++)
+		assert_int_equal(verdict3(&p, __NR_mprotect, 0x10000, 4096, prot),
+				 (prot & 3) == 1 ? ACT_ERRNO(EPERM) : ACT_ALLOW);
+	assert_int_equal(verdict3(&p, __NR_mprotect, 0x10000, 4096, 1ull << 40 | 1),
+			 ACT_ERRNO(EPERM));
 	sbx_seccomp_prog_done(&p);
 }
 
@@ -868,6 +896,284 @@ static void test_rule_refusals(void **state)
 	rules_fail(r, 1, "unknown syscall");
 	r[0] = cond_rule("kill", false, 0, &c);
 	rules_fail(r, 1, "1 to 6 conditions");
+}
+
+/* --- set-user-ID and set-group-ID bits ------------------------------------------------ */
+
+#define SETID ((uint64_t)(S_ISUID | S_ISGID))
+
+/* A syscall that takes a file mode, and which argument holds it. */
+struct mode_call {
+	const char *name;
+	int nr;
+	unsigned arg;
+	bool fifo_only; /* mknod, mknodat: a FIFO is the only file type allowed */
+};
+
+static const struct mode_call mode_calls[] = {
+#ifdef __NR_chmod
+	{ "chmod", __NR_chmod, 1, false },
+#endif
+	{ "fchmod", __NR_fchmod, 1, false },
+	{ "fchmodat", __NR_fchmodat, 2, false },
+	{ "fchmodat2", __NR_fchmodat2, 2, false },
+#ifdef __NR_open
+	{ "open", __NR_open, 2, false },
+#endif
+	{ "openat", __NR_openat, 3, false },
+#ifdef __NR_creat
+	{ "creat", __NR_creat, 1, false },
+#endif
+#ifdef __NR_mkdir
+	{ "mkdir", __NR_mkdir, 1, false },
+#endif
+	{ "mkdirat", __NR_mkdirat, 2, false },
+#ifdef __NR_mknod
+	{ "mknod", __NR_mknod, 1, true },
+#endif
+	{ "mknodat", __NR_mknodat, 2, true },
+};
+
+/* Modes with a set-id bit, some with file-type bits or garbage above the kernel's umode_t. */
+static const uint64_t setid_modes[] = {
+	04755, 02755, 06755, 04000, 02000, 06000, 04511, 02711, 0104755, 0102755, 0106755,
+	0174755, 1ull << 32 | 04755, 0xffffffff00000000ull | 02000, 0x10000 | 06755,
+	0xffffffffffffffffull,
+};
+
+/* Modes without one: allowed (with S_IFIFO for mknod), whatever the bits the kernel drops. */
+static const uint64_t plain_modes[] = {
+	0755, 0644, 01777, 0, 0777, 0600, 01755, 0100644, 1ull << 32 | 0755,
+	0xffffffff00000000ull | 0644, 0x10000 | 0600, ~SETID & 0xffffu, ~SETID,
+};
+
+/* The verdict for c with mode in its mode argument and ordinary values in the others. */
+static uint32_t mode_verdict(const struct sbx_seccomp_prog *p, const struct mode_call *c,
+			     uint64_t mode)
+{
+	uint64_t args[6] = { (uint64_t)(int64_t)AT_FDCWD, 0x7ffc1000,
+			     O_WRONLY | O_CREAT | O_CLOEXEC, 0, 0, 0 };
+
+	args[c->arg] = mode;
+	return verdict6(p, NATIVE_ARCH, c->nr, args);
+}
+
+/*
+ * What the filter must answer for c and mode. A name this libseccomp does not know (fchmodat2
+ * in upstream 2.5.4) is never allowed: the default action answers it.
+ */
+static uint32_t mode_expected(const struct mode_call *c, uint64_t mode, uint32_t deny,
+			      uint32_t def)
+{
+	/* libseccomp looks names up one by one in a long table: ask once per entry. */
+	static signed char known[ELEMENTSOF(mode_calls)];
+	size_t i = (size_t)(c - mode_calls);
+
+	if (known[i] == 0)
+		known[i] = seccomp_syscall_resolve_name(c->name) >= 0 ? 1 : -1;
+	if (known[i] < 0)
+		return def;
+	if (mode & SETID)
+		return ACT_ERRNO(EPERM);
+	if (c->fifo_only && (mode & S_IFMT) != S_IFIFO)
+		return deny;
+	return ACT_ALLOW;
+}
+
+static void check_mode(const struct sbx_seccomp_prog *p, const struct mode_call *c,
+		       uint64_t mode, uint32_t deny, uint32_t def)
+{
+	uint32_t got = mode_verdict(p, c, mode), want = mode_expected(c, mode, deny, def);
+
+	if (got != want)
+		fail_msg("%s mode 0%llo: got 0x%x, want 0x%x", c->name, (unsigned long long)mode,
+			 got, want);
+}
+
+/* Every mode syscall refuses S_ISUID and S_ISGID with EPERM, in any combination. */
+static void test_setid_modes_eperm(void **state)
+{
+	const struct sbx_seccomp_prog *p = errno_prog(state);
+
+	for (size_t i = 0; i < ELEMENTSOF(mode_calls); i++) {
+		const struct mode_call *c = &mode_calls[i];
+
+		for (size_t k = 0; k < ELEMENTSOF(setid_modes); k++) {
+			check_mode(p, c, setid_modes[k], ACT_ERRNO(EPERM), ACT_ERRNO(ENOSYS));
+			/* a FIFO with a set-id bit too */
+			check_mode(p, c, setid_modes[k] | S_IFIFO, ACT_ERRNO(EPERM),
+				   ACT_ERRNO(ENOSYS));
+		}
+	}
+}
+
+/* Modes without set-id bits pass: permissions, the sticky bit, bits the kernel drops. */
+static void test_plain_modes_allowed(void **state)
+{
+	const struct sbx_seccomp_prog *p = errno_prog(state);
+
+	for (size_t i = 0; i < ELEMENTSOF(mode_calls); i++) {
+		const struct mode_call *c = &mode_calls[i];
+
+		for (size_t k = 0; k < ELEMENTSOF(plain_modes); k++) {
+			uint64_t mode = plain_modes[k];
+
+			if (c->fifo_only)
+				mode = (mode & ~(uint64_t)S_IFMT) | S_IFIFO;
+			check_mode(p, c, mode, ACT_ERRNO(EPERM), ACT_ERRNO(ENOSYS));
+		}
+	}
+#ifdef __NR_chmod
+	assert_int_equal(verdict(p, __NR_chmod, 0, 01777), ACT_ALLOW);
+#endif
+	assert_int_equal(verdict3(p, __NR_fchmodat, AT_FDCWD, 0, 0755), ACT_ALLOW);
+}
+
+/*
+ * Every value of the bits above the permissions in a umode_t (type, set-id, sticky) under a
+ * few permission patterns, each also with garbage in the upper 48 bits; then random words.
+ */
+static void test_setid_mode_sweep(void **state)
+{
+	const struct sbx_seccomp_prog *p = errno_prog(state);
+	static const uint64_t perms[] = { 0, 0644, 0755, 0777 };
+	uint64_t seed = 0x5e71d5e71dull;
+
+	for (size_t i = 0; i < ELEMENTSOF(mode_calls); i++) {
+		const struct mode_call *c = &mode_calls[i];
+
+		for (uint64_t high = 0; high <= 0177; high++) {
+			for (size_t k = 0; k < ELEMENTSOF(perms); k++) {
+				uint64_t mode = high << 9 | perms[k];
+
+				check_mode(p, c, mode, ACT_ERRNO(EPERM), ACT_ERRNO(ENOSYS));
+				check_mode(p, c, (next_rand(&seed) & ~0xffffull) | mode,
+					   ACT_ERRNO(EPERM), ACT_ERRNO(ENOSYS));
+			}
+		}
+		for (size_t k = 0; k < 2048; k++)
+			check_mode(p, c, next_rand(&seed), ACT_ERRNO(EPERM), ACT_ERRNO(ENOSYS));
+	}
+}
+
+/* In kill mode a set-id mode is still EPERM (tools cope with it); a device node still kills. */
+static void test_setid_kill_mode(void **state)
+{
+	const struct sbx_seccomp_prog *p = kill_prog(state);
+
+	for (size_t i = 0; i < ELEMENTSOF(mode_calls); i++) {
+		const struct mode_call *c = &mode_calls[i];
+
+		for (size_t k = 0; k < ELEMENTSOF(setid_modes); k++)
+			check_mode(p, c, setid_modes[k], ACT_KILL, ACT_KILL);
+		for (size_t k = 0; k < ELEMENTSOF(plain_modes); k++)
+			check_mode(p, c, plain_modes[k], ACT_KILL, ACT_KILL);
+	}
+	assert_int_equal(verdict3(p, __NR_mknodat, AT_FDCWD, 0, S_IFCHR | 04600),
+			 ACT_ERRNO(EPERM));
+	assert_int_equal(verdict3(p, __NR_mknodat, AT_FDCWD, 0, S_IFCHR | 0600), ACT_KILL);
+}
+
+/* openat2's mode is in memory the filter cannot read: ENOSYS, so libc falls back to openat. */
+static void test_openat2_enosys(void **state)
+{
+	static const uint64_t how_sizes[] = { 0, 24, 4096 };
+
+	for (size_t i = 0; i < ELEMENTSOF(how_sizes); i++) {
+		const uint64_t args[6] = { (uint64_t)(int64_t)AT_FDCWD, 0x7ffc1000, 0x7ffc2000,
+					   how_sizes[i], 0, 0 };
+
+		assert_int_equal(verdict6(errno_prog(state), NATIVE_ARCH, __NR_openat2, args),
+				 ACT_ERRNO(ENOSYS));
+		assert_int_equal(verdict6(kill_prog(state), NATIVE_ARCH, __NR_openat2, args),
+				 ACT_ERRNO(ENOSYS));
+	}
+}
+
+/* The compat ABIs never reach the mode checks: the whole call is killed. */
+static void test_setid_other_abis_killed(void **state)
+{
+	const uint64_t chmod_args[6] = { 0x1000, 04755, 0, 0, 0, 0 };
+	const uint64_t at_args[6] = { (uint32_t)AT_FDCWD, 0x1000, 06755, 0, 0, 0 };
+
+	assert_int_equal(verdict6(errno_prog(state), FOREIGN_ARCH, FOREIGN_NR_CHMOD, chmod_args),
+			 ACT_KILL);
+	assert_int_equal(verdict6(errno_prog(state), FOREIGN_ARCH, FOREIGN_NR_FCHMODAT, at_args),
+			 ACT_KILL);
+#ifdef __x86_64__
+	/* x32: chmod 90, fchmodat 268, openat 257, with __X32_SYSCALL_BIT */
+	static const int x32[] = { 0x40000000 | 90, 0x40000000 | 268, 0x40000000 | 257 };
+
+	for (size_t i = 0; i < ELEMENTSOF(x32); i++) {
+		assert_int_equal(verdict6(errno_prog(state), NATIVE_ARCH, x32[i], at_args),
+				 ACT_KILL);
+		assert_int_equal(verdict6(kill_prog(state), NATIVE_ARCH, x32[i], at_args),
+				 ACT_KILL);
+	}
+#endif
+}
+
+/* No policy key lifts the set-id check or lets openat2 through. */
+static void test_setid_policy_cannot_lift(void **state)
+{
+	char *allow[] = { (char *)"chmod", (char *)"fchmodat", (char *)"openat",
+			  (char *)"mknodat", (char *)"kcmp" };
+	char *openat2[] = { (char *)"openat2" };
+	struct pol_arg_cond c = { .index = 3, .op = POL_CMP_MASKED_EQ, .mask = 07777,
+				  .value = 0 };
+	struct pol_syscall_rule r;
+	struct pol_policy pol;
+	struct sbx_seccomp_prog p = { 0 };
+
+	(void)state;
+	/* Allowing a mode syscall by name keeps its check. */
+	memset(&pol, 0, sizeof(pol));
+	pol.seccomp_allow = allow;
+	pol.n_seccomp_allow = ELEMENTSOF(allow);
+	pol.unsafe = POL_UNSAFE_IO_URING;
+	build_ok(&pol, &p);
+	for (size_t i = 0; i < ELEMENTSOF(mode_calls); i++) {
+		check_mode(&p, &mode_calls[i], 04755, ACT_ERRNO(EPERM), ACT_ERRNO(ENOSYS));
+		check_mode(&p, &mode_calls[i], 0755 | S_IFIFO, ACT_ERRNO(EPERM), ACT_ERRNO(ENOSYS));
+	}
+	sbx_seccomp_prog_done(&p);
+
+	/* Denying one refuses it whatever the mode. */
+	memset(&pol, 0, sizeof(pol));
+	pol.seccomp_deny = allow;
+	pol.n_seccomp_deny = 1;
+	build_ok(&pol, &p);
+#ifdef __NR_chmod
+	assert_int_equal(verdict(&p, __NR_chmod, 0, 0644), ACT_ERRNO(EPERM));
+	assert_int_equal(verdict(&p, __NR_chmod, 0, 04755), ACT_ERRNO(EPERM));
+#endif
+	assert_int_equal(verdict3(&p, __NR_fchmodat, AT_FDCWD, 0, 04755), ACT_ERRNO(EPERM));
+	assert_int_equal(verdict3(&p, __NR_fchmodat, AT_FDCWD, 0, 0644), ACT_ALLOW);
+	sbx_seccomp_prog_done(&p);
+
+	/* openat2 cannot be allowed; denying it keeps ENOSYS, the answer libc falls back on. */
+	memset(&pol, 0, sizeof(pol));
+	pol.seccomp_allow = openat2;
+	pol.n_seccomp_allow = 1;
+	build_fails(&pol, -EINVAL);
+	if (!strstr(sbx_seccomp_last_error(), "openat2"))
+		fail_msg("reason '%s'", sbx_seccomp_last_error());
+	memset(&pol, 0, sizeof(pol));
+	pol.seccomp_deny = openat2;
+	pol.n_seccomp_deny = 1;
+	build_ok(&pol, &p);
+	assert_int_equal(verdict(&p, __NR_openat2, 0, 0), ACT_ERRNO(ENOSYS));
+	sbx_seccomp_prog_done(&p);
+
+	/* seccomp.rules may not replace the check, nor rule on openat2. */
+	r = cond_rule("openat", false, 1, &c);
+	rules_fail(&r, 1, "built-in argument checks");
+	r = cond_rule("fchmodat", false, 1, &c);
+	rules_fail(&r, 1, "built-in argument checks");
+	r = cond_rule("openat2", false, 1, &c);
+	rules_fail(&r, 1, "openat2");
+	r = cond_rule("openat2", true, 1, &c);
+	rules_fail(&r, 1, "openat2");
 }
 
 /* --- the build-time filter ------------------------------------------------------------ */
@@ -1063,6 +1369,13 @@ int main(void)
 		cmocka_unit_test(test_socketpair_unix_only),
 		cmocka_unit_test(test_personality),
 		cmocka_unit_test(test_mknod_fifo_only),
+		cmocka_unit_test(test_setid_modes_eperm),
+		cmocka_unit_test(test_plain_modes_allowed),
+		cmocka_unit_test(test_setid_mode_sweep),
+		cmocka_unit_test(test_setid_kill_mode),
+		cmocka_unit_test(test_openat2_enosys),
+		cmocka_unit_test(test_setid_other_abis_killed),
+		cmocka_unit_test(test_setid_policy_cannot_lift),
 		cmocka_unit_test(test_rule_deny_eq),
 		cmocka_unit_test(test_rule_deny_masked),
 		cmocka_unit_test(test_rule_deny_two_conds),
