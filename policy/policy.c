@@ -162,15 +162,79 @@ static bool bind_dst_covers_guarantee(const char *dst)
 	return false;
 }
 
+/* The host's kernel interfaces: for binds (kernel_fs_of) and host paths (pol_host_path_risk). */
+static const char *const kernel_trees[] = { "/proc", "/dev", "/sys" };
+
 /* "/proc", "/dev" or "/sys" when path is one of them or below, else NULL. */
 static const char *kernel_fs_of(const char *path)
 {
-	static const char *const trees[] = { "/proc", "/dev", "/sys" };
-
-	for (size_t i = 0; i < ELEMENTSOF(trees); i++)
-		if (streq(path, trees[i]) || pol_path_is_under(path, trees[i]))
-			return trees[i];
+	for (size_t i = 0; i < ELEMENTSOF(kernel_trees); i++)
+		if (streq(path, kernel_trees[i]) || pol_path_is_under(path, kernel_trees[i]))
+			return kernel_trees[i];
 	return NULL;
+}
+
+/* True iff path is absolute and normalised: no empty, "." or ".." component, no trailing '/'. */
+static bool host_path_normalised(const char *path)
+{
+	if (path[0] != '/')
+		return false;
+	if (path[1] == '\0')
+		return true;
+	for (const char *c = path + 1;;) {
+		size_t n = strcspn(c, "/");
+		if (n == 0 || (n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.'))
+			return false;
+		if (c[n] == '\0')
+			return true;
+		c += n + 1;
+	}
+}
+
+/* True iff the first top_len bytes of path (its first component with the '/') are tree. */
+static bool top_is(const char *path, size_t top_len, const char *tree)
+{
+	return strlen(tree) == top_len && strncmp(path, tree, top_len) == 0;
+}
+
+/*
+ * The host's own trees by their first component. A sandbox handed one of them (or "/", which
+ * holds them all) as a bind source or a workspace gets the host's programs, configuration,
+ * kernel interfaces or service sockets, so only a named weakening lets one through. See
+ * policy.h.
+ */
+enum pol_host_path pol_host_path_risk(const char *path, size_t *out_top_len)
+{
+	static const char *const system_trees[] = { "/etc", "/usr", "/bin", "/sbin", "/boot" };
+	static const char *const shared_tops[] = { "/var", "/home" };
+	enum pol_host_path risk = POL_HOST_PATH_OK;
+	size_t top;
+
+	if (!path || strnlen(path, PATH_MAX) >= PATH_MAX || !host_path_normalised(path))
+		return POL_HOST_PATH_INVALID;
+	if (path[1] == '\0') {
+		top = 1;
+		risk = POL_HOST_PATH_ROOT;
+	} else {
+		top = 1 + strcspn(path + 1, "/");
+		for (size_t i = 0; i < ELEMENTSOF(kernel_trees); i++)
+			if (top_is(path, top, kernel_trees[i]))
+				risk = POL_HOST_PATH_KERNEL;
+		for (size_t i = 0; i < ELEMENTSOF(system_trees); i++)
+			if (top_is(path, top, system_trees[i]))
+				risk = POL_HOST_PATH_SYSTEM;
+		/* /lib, /lib32, /lib64, /libx32 and whatever else a distribution names so. */
+		if (strncmp(path, "/lib", 4) == 0)
+			risk = POL_HOST_PATH_SYSTEM;
+		if (top_is(path, top, "/run"))
+			risk = POL_HOST_PATH_RUNTIME;
+		for (size_t i = 0; i < ELEMENTSOF(shared_tops); i++)
+			if (path[top] == '\0' && top_is(path, top, shared_tops[i]))
+				risk = POL_HOST_PATH_SHARED;
+	}
+	if (out_top_len)
+		*out_top_len = top;
+	return risk;
 }
 
 /*
@@ -238,7 +302,8 @@ static enum bind_risk bind_risk(const struct pol_bind *b, uint32_t unsafe, const
 	const char *d;
 
 	*out_detail = NULL;
-	if (streq(b->src, "/") && !(unsafe & POL_UNSAFE_BIND_HOST_ROOT))
+	if (pol_host_path_risk(b->src, NULL) == POL_HOST_PATH_ROOT &&
+	    !(unsafe & POL_UNSAFE_BIND_HOST_ROOT))
 		return RISK_HOST_ROOT;
 	if ((d = kernel_fs_of(b->src)) && !(unsafe & POL_UNSAFE_BIND_KERNEL_FS)) {
 		*out_detail = d;

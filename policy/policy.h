@@ -249,6 +249,34 @@ const char *pol_network_name(enum pol_network net);
 const char *pol_ws_mode_name(enum pol_ws_mode m);
 const char *pol_ws_apply_name(enum pol_ws_apply a);
 
+/* What a host path is to the rules that keep the host's own trees out of a sandbox. */
+enum pol_host_path {
+	POL_HOST_PATH_OK = 0,   /* none of the below: a project, /tmp/x, /home/u/proj, /var/tmp/x */
+	POL_HOST_PATH_INVALID,  /* not absolute and normalised ("", "etc", "/a//b", "/a/", "/a/..") */
+	POL_HOST_PATH_ROOT,     /* "/" itself, which holds every tree below */
+	POL_HOST_PATH_SYSTEM,   /* /etc, /usr, /bin, /sbin, /boot or any top-level /lib* name, or below */
+	POL_HOST_PATH_KERNEL,   /* /proc, /sys or /dev, or below */
+	POL_HOST_PATH_RUNTIME,  /* /run or below: the sockets and state of running services */
+	POL_HOST_PATH_SHARED,   /* /var or /home itself (what lies below them is OK) */
+};
+
+/*
+ * Classifies path (borrowed; an absolute, normalised host path: no empty, "." or ".."
+ * component, no trailing '/') by its first component. Pure string work: symlinks, mounts and
+ * filesystem types are the caller's business. The trees are all top-level, so "/" is the only
+ * path that contains one without being in it. "/lib*" means any top-level name that starts
+ * with "lib" (/lib, /lib32, /lib64, /libx32, Debian's /lib.usr-is-merged, /libfoo); other near
+ * misses (/usr2, /etcetera, /runner, /homes) are OK.
+ *
+ * The policy parser refuses a bind whose src is POL_HOST_PATH_ROOT (unsafe: bind-host-root),
+ * and the supervisor refuses a workspace in any class but OK (unsafe: workspace-anywhere).
+ *
+ * Returns the class. For every class but POL_HOST_PATH_INVALID, stores in *out_top_len (when
+ * not NULL) the length of the tree that decided it, path's first component with its '/' (1
+ * for "/", 4 for "/etc/ssl", 6 for "/lib64"); for POL_HOST_PATH_INVALID it is left alone.
+ */
+enum pol_host_path pol_host_path_risk(const char *path, size_t *out_top_len);
+
 /*
  * policy-print.c: the effective policy as text.
  *

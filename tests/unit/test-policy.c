@@ -1551,6 +1551,128 @@ static void test_bind_host_root(void **state)
 		    2, 28, "unsafe: [bind-host-root]");
 }
 
+/* pol_host_path_risk: every tree, what lies below it, near misses and malformed paths. */
+static void test_host_path_risk(void **state)
+{
+	static const struct {
+		const char *path;
+		enum pol_host_path risk;
+		size_t top; /* length of the deciding tree */
+	} cases[] = {
+		{ "/", POL_HOST_PATH_ROOT, 1 },
+		{ "/etc", POL_HOST_PATH_SYSTEM, 4 },
+		{ "/etc/ssl/certs", POL_HOST_PATH_SYSTEM, 4 },
+		{ "/usr", POL_HOST_PATH_SYSTEM, 4 },
+		{ "/usr/share", POL_HOST_PATH_SYSTEM, 4 },
+		{ "/usr/local/src/proj", POL_HOST_PATH_SYSTEM, 4 },
+		{ "/bin", POL_HOST_PATH_SYSTEM, 4 },
+		{ "/sbin", POL_HOST_PATH_SYSTEM, 5 },
+		{ "/sbin/x", POL_HOST_PATH_SYSTEM, 5 },
+		{ "/boot", POL_HOST_PATH_SYSTEM, 5 },
+		{ "/boot/efi", POL_HOST_PATH_SYSTEM, 5 },
+		/* /lib* is every top-level name starting with "lib" */
+		{ "/lib", POL_HOST_PATH_SYSTEM, 4 },
+		{ "/lib/x86_64-linux-gnu", POL_HOST_PATH_SYSTEM, 4 },
+		{ "/lib32", POL_HOST_PATH_SYSTEM, 6 },
+		{ "/lib64", POL_HOST_PATH_SYSTEM, 6 },
+		{ "/libx32/x", POL_HOST_PATH_SYSTEM, 7 },
+		{ "/libfoo", POL_HOST_PATH_SYSTEM, 7 },
+		{ "/lib.usr-is-merged", POL_HOST_PATH_SYSTEM, 18 },
+		{ "/proc", POL_HOST_PATH_KERNEL, 5 },
+		{ "/proc/1/root", POL_HOST_PATH_KERNEL, 5 },
+		{ "/sys", POL_HOST_PATH_KERNEL, 4 },
+		{ "/sys/fs/cgroup", POL_HOST_PATH_KERNEL, 4 },
+		{ "/dev", POL_HOST_PATH_KERNEL, 4 },
+		{ "/dev/shm/x", POL_HOST_PATH_KERNEL, 4 },
+		{ "/run", POL_HOST_PATH_RUNTIME, 4 },
+		{ "/run/user/1000/proj", POL_HOST_PATH_RUNTIME, 4 },
+		/* /var and /home themselves, not what is below them */
+		{ "/var", POL_HOST_PATH_SHARED, 4 },
+		{ "/home", POL_HOST_PATH_SHARED, 5 },
+		{ "/var/tmp/x", POL_HOST_PATH_OK, 4 },
+		{ "/var/lib/proj", POL_HOST_PATH_OK, 4 },
+		{ "/home/u", POL_HOST_PATH_OK, 5 },
+		{ "/home/u/proj", POL_HOST_PATH_OK, 5 },
+		/* near misses */
+		{ "/usr2", POL_HOST_PATH_OK, 5 },
+		{ "/etcetera", POL_HOST_PATH_OK, 9 },
+		{ "/etc2/x", POL_HOST_PATH_OK, 5 },
+		{ "/binaries", POL_HOST_PATH_OK, 9 },
+		{ "/sbinx", POL_HOST_PATH_OK, 6 },
+		{ "/bootstrap", POL_HOST_PATH_OK, 10 },
+		{ "/li", POL_HOST_PATH_OK, 3 },
+		{ "/Lib", POL_HOST_PATH_OK, 4 },
+		{ "/ETC", POL_HOST_PATH_OK, 4 },
+		{ "/proc2", POL_HOST_PATH_OK, 6 },
+		{ "/system", POL_HOST_PATH_OK, 7 },
+		{ "/devices", POL_HOST_PATH_OK, 8 },
+		{ "/runner/x", POL_HOST_PATH_OK, 7 },
+		{ "/varx", POL_HOST_PATH_OK, 5 },
+		{ "/homes", POL_HOST_PATH_OK, 6 },
+		{ "/tmp", POL_HOST_PATH_OK, 4 },
+		{ "/tmp/proj", POL_HOST_PATH_OK, 4 },
+		{ "/tmp/etc", POL_HOST_PATH_OK, 4 },
+		{ "/srv/usr", POL_HOST_PATH_OK, 4 },
+		{ "/root", POL_HOST_PATH_OK, 5 },
+		/* not absolute and normalised: never OK */
+		{ "", POL_HOST_PATH_INVALID, 0 },
+		{ "etc", POL_HOST_PATH_INVALID, 0 },
+		{ "./etc", POL_HOST_PATH_INVALID, 0 },
+		{ "//etc", POL_HOST_PATH_INVALID, 0 },
+		{ "/etc/", POL_HOST_PATH_INVALID, 0 },
+		{ "/tmp//x", POL_HOST_PATH_INVALID, 0 },
+		{ "/.", POL_HOST_PATH_INVALID, 0 },
+		{ "/tmp/./x", POL_HOST_PATH_INVALID, 0 },
+		{ "/tmp/..", POL_HOST_PATH_INVALID, 0 },
+		{ "/tmp/../etc", POL_HOST_PATH_INVALID, 0 },
+		{ "/..", POL_HOST_PATH_INVALID, 0 },
+	};
+	(void)state;
+	for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+		size_t top = 12345;
+		enum pol_host_path got = pol_host_path_risk(cases[i].path, &top);
+		if (got != cases[i].risk)
+			fail_msg("'%s': class %d, expected %d", cases[i].path, (int)got,
+				 (int)cases[i].risk);
+		/* left alone for an invalid path */
+		assert_int_equal(top, cases[i].risk == POL_HOST_PATH_INVALID ? 12345 : cases[i].top);
+		assert_int_equal(pol_host_path_risk(cases[i].path, NULL), cases[i].risk);
+	}
+	assert_int_equal(pol_host_path_risk(NULL, NULL), POL_HOST_PATH_INVALID);
+
+	/* the length bound: PATH_MAX counts the NUL */
+	char long_path[PATH_MAX + 1];
+	memset(long_path, 'a', sizeof(long_path));
+	for (size_t i = 0; i < sizeof(long_path); i += 200)
+		long_path[i] = '/';
+	long_path[PATH_MAX - 1] = '\0';
+	assert_int_equal(pol_host_path_risk(long_path, NULL), POL_HOST_PATH_OK);
+	memcpy(long_path, "/usr/", 5);
+	assert_int_equal(pol_host_path_risk(long_path, NULL), POL_HOST_PATH_SYSTEM);
+	long_path[PATH_MAX - 1] = 'a';
+	long_path[PATH_MAX] = '\0';
+	assert_int_equal(pol_host_path_risk(long_path, NULL), POL_HOST_PATH_INVALID);
+
+	/* Binds share the classifier for src '/' alone, with its message unchanged... */
+	struct pol_policy *p = sentinel;
+	struct pol_diag d;
+	static const char root_bind[] = "filesystem: {binds: [{src: /, dst: /host}]}\n";
+	memset(&d, 0, sizeof(d));
+	int r = pol_parse(TEST_FILE, root_bind, strlen(root_bind), &p, &d);
+	unit_assert_diag(r, &d, -EINVAL, TEST_FILE, 1, 28,
+			 "filesystem.binds[0].src '/' would expose the whole host (expected a narrower path, or unsafe: [bind-host-root])",
+			 UNIT_MSG_EXACT);
+	assert_ptr_equal(p, sentinel);
+	/* ...which workspace-anywhere does not lift */
+	check_error("unsafe: [workspace-anywhere]\nfilesystem: {binds: [{src: /, dst: /host}]}\n", 2,
+		    28, "unsafe: [bind-host-root]");
+	/* and the other classes stay allowed as bind sources */
+	p = parse_ok("filesystem: {binds: [{src: /usr, dst: /usr}, {src: /etc/ssl, dst: /opt/ssl},"
+		     " {src: /lib64, dst: /lib64}, {src: /run/user, dst: /r}, {src: /home, dst: /h}]}\n");
+	assert_int_equal(p->n_binds, 5);
+	pol_free(p);
+}
+
 static void test_bind_kernel_fs(void **state)
 {
 	static const struct {
@@ -2370,6 +2492,7 @@ int main(void)
 		cmocka_unit_test(test_unsafe_new_names),
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_bind_host_root),
+		cmocka_unit_test(test_host_path_risk),
 		cmocka_unit_test(test_bind_kernel_fs),
 		cmocka_unit_test(test_bind_always_refused),
 		cmocka_unit_test(test_bind_container_socket),
