@@ -32,6 +32,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -524,6 +525,200 @@ static void att_setuid_binary(struct fx *f)
 			 inside);
 	conclude(f, V_BLOCKED, "Uid %s (real, effective, saved, fs) after exec of root:root 4755; "
 		 "inside: %s", uid, inside);
+}
+
+/* The set-id bits: none may be created inside the sandbox (seccomp.setid). */
+#define SETID_BITS ((mode_t)(S_ISUID | S_ISGID))
+
+/* "MODE UID" of a host path, or "absent"; whether it carries a set-id bit goes to *setid. */
+static void host_mode(const char *path, char *out, size_t len, bool *setid)
+{
+	struct stat st;
+	if (lstat(path, &st) < 0) {
+		(void)snprintf(out, len, "absent");
+		return;
+	}
+	(void)snprintf(out, len, "%04o uid %u", (unsigned)(st.st_mode & 07777),
+		       (unsigned)st.st_uid);
+	*setid = *setid || (st.st_mode & SETID_BITS) != 0;
+}
+
+/*
+ * The plain attack: copy a shell into the workspace (root owns it there, so the copy is
+ * root's on the host) and make it set-uid with chmod(1), by number and by symbol. A first
+ * chmod without set-id bits shows that the sandbox user may change the file's mode at all,
+ * so the refusals are the filter's and not a permission check's.
+ */
+static void att_setid_chmod(struct fx *f)
+{
+	char sh[PATH_MAX], err[200], mode[48];
+	ws_path(f, "sh", sh);
+	run_default(f, TH_CMD("/bin/sh", "-c",
+			      "cp /bin/sh /workspace/sh || exit 9\n"
+			      "for m in 0750 6755 4755 2755 u+s g+s ug+s; do\n"
+			      "  chmod $m /workspace/sh; echo \"chmod $m $?\"\n"
+			      "done\n"));
+	bool setid = false;
+	host_mode(sh, mode, sizeof(mode), &setid);
+	if (setid)
+		conclude(f, V_ESCAPED, "the host copy of the shell is %s", mode);
+	static const char want[] = "chmod 0750 0\nchmod 6755 1\nchmod 4755 1\nchmod 2755 1\n"
+				   "chmod u+s 1\nchmod g+s 1\nchmod ug+s 1\n";
+	compact(f->out.err, err, sizeof(err));
+	if (f->out.code != 0 || strcmp(f->out.out, want) != 0 ||
+	    !strstr(f->out.err, "Operation not permitted") || strncmp(mode, "0750 ", 5) != 0) {
+		char out[200];
+		compact(f->out.out, out, sizeof(out));
+		conclude(f, V_UNEXPECTED, "stdout '%s', exit %d, stderr '%s'; host copy %s", out,
+			 f->out.code, err, mode);
+	}
+	conclude(f, V_BLOCKED, "chmod 0750: exit 0; then 6755, 4755, 2755, u+s, g+s, ug+s: exit 1 "
+		 "(Operation not permitted); host copy %s", mode);
+}
+
+/* One syscall of the set-id row: its mode with set-id bits, and one without. */
+struct setid_case {
+	const char *call;
+	const char *mode;   /* octal, as the probe takes it */
+	const char *plain;  /* the same call's control, without set-id bits */
+	bool creates;       /* makes a new name (else changes /workspace/f) */
+};
+
+static const struct setid_case setid_cases[] = {
+#ifdef SYS_chmod
+	{ "chmod", "6755", "0750", false },
+#endif
+	{ "fchmod", "4755", "0750", false },
+	{ "fchmodat", "2755", "0750", false },
+	/* a file-type bit beside them, as stat's st_mode carries it */
+	{ "fchmodat2", "104755", "0750", false },
+#ifdef SYS_open
+	{ "open", "6755", "0644", true },
+#endif
+	/* garbage above the 16 bits the kernel reads */
+	{ "openat", "40000004755", "0644", true },
+#ifdef SYS_creat
+	{ "creat", "2755", "0644", true },
+#endif
+	{ "tmpfile", "4755", "0644", true },
+#ifdef SYS_mkdir
+	{ "mkdir", "6755", "0755", true },
+#endif
+	{ "mkdirat", "2755", "0755", true },
+#ifdef SYS_mknod
+	{ "mknod", "4644", "0644", true },
+#endif
+	{ "mknodat", "2644", "0644", true },
+};
+
+/* The workspace names a case works on: one file for the chmod family, else new names. */
+static void setid_names(const struct setid_case *c, char *plain, char *setid, size_t len)
+{
+	(void)snprintf(plain, len, c->creates ? "plain-%s" : "f", c->call);
+	(void)snprintf(setid, len, c->creates ? "setid-%s" : "f", c->call);
+}
+
+/* The first top-level entry of dir with a set-id bit, as "NAME MODE" in out; false if none. */
+static bool find_setid(const char *dir, char *out, size_t len)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return false;
+	bool found = false;
+	struct dirent *de;
+	while (!found && (de = readdir(d))) {
+		struct stat st;
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    (st.st_mode & SETID_BITS)) {
+			(void)snprintf(out, len, "%s %04o uid %u", de->d_name,
+				       (unsigned)(st.st_mode & 07777), (unsigned)st.st_uid);
+			found = true;
+		}
+	}
+	(void)closedir(d);
+	return found;
+}
+
+/*
+ * Every syscall that takes a mode, made raw by the probe with set-id bits, each after the
+ * same call with a plain mode as a control in the same run (the sandbox user may change and
+ * create these files, so EPERM is the filter's); then openat2, whose mode the filter cannot
+ * see, which must be ENOSYS (a control outside shows the host kernel has it). On the host,
+ * no file in the workspace may carry a set-id bit, and no refused create may leave a name.
+ */
+static void att_setid_syscalls(struct fx *f)
+{
+	const size_t n = sizeof(setid_cases) / sizeof(setid_cases[0]);
+	char script[4096], seen[64], ctl[PATH_MAX], plain[64], setid[64], want[128];
+	char calls[300] = "", bad[PATH_MAX + 64];
+	size_t off = 0, co = 0;
+	struct th_opts o = opts(f);
+
+	/* Control: openat2 works on this host, so ENOSYS inside is the filter's. */
+	ws_path(f, "control-openat2", ctl);
+	control(f, &o, TH_CMD(TH_PROBE, "setid", "openat2", ctl, "0644"), "OK ", seen,
+		sizeof(seen));
+	(void)unlink(ctl);
+
+	off += (size_t)snprintf(script, sizeof(script),
+				"cd /workspace && : > f && chmod 0755 f || exit 9\n");
+	for (size_t i = 0; i < n; i++) {
+		const struct setid_case *c = &setid_cases[i];
+		setid_names(c, plain, setid, sizeof(plain));
+		off += (size_t)snprintf(script + off, sizeof(script) - off,
+					"printf '%s plain '; ./probe setid %s %s %s\n"
+					"printf '%s setid '; ./probe setid %s %s %s\n",
+					c->call, c->call, plain, c->plain, c->call, c->call, setid,
+					c->mode);
+		assert_true(off < sizeof(script));
+		co += (size_t)snprintf(calls + co, sizeof(calls) - co, "%s%s %s", co ? ", " : "",
+				       c->call, c->mode);
+		assert_true(co < sizeof(calls));
+	}
+	off += (size_t)snprintf(script + off, sizeof(script) - off,
+				"printf 'openat2 setid '; ./probe setid openat2 setid-openat2 4755\n"
+				"true\n");
+	assert_true(off < sizeof(script));
+	run(f, &o, TH_CMD("/bin/sh", "-c", script));
+
+	char out[300];
+	compact(f->out.out, out, sizeof(out));
+	if (find_setid(f->ws.dir, bad, sizeof(bad)))
+		conclude(f, V_ESCAPED, "%s on the host; inside: %s", bad, out);
+	if (f->out.code != 0)
+		conclude(f, V_UNEXPECTED, "exit %d: %s", f->out.code, out);
+	for (size_t i = 0; i < n; i++) {
+		const struct setid_case *c = &setid_cases[i];
+		char host[PATH_MAX];
+		setid_names(c, plain, setid, sizeof(plain));
+		/* fchmodat2 is Linux 6.6: on an older kernel it is ENOSYS either way. */
+		(void)snprintf(want, sizeof(want), "%s plain ERR ENOSYS 38", c->call);
+		const bool absent = !strcmp(c->call, "fchmodat2") && th_has_line(f->out.out, want);
+		(void)snprintf(want, sizeof(want), "%s setid OK ", c->call);
+		if (strstr(f->out.out, want))
+			conclude(f, V_ESCAPED, "%s with mode %s succeeded: %s", c->call, c->mode,
+				 out);
+		(void)snprintf(want, sizeof(want), "%s setid %s", c->call,
+			       absent ? "ERR ENOSYS 38" : "ERR EPERM 1");
+		if (!th_has_line(f->out.out, want))
+			conclude(f, V_UNEXPECTED, "no line '%s': %s", want, out);
+		(void)snprintf(want, sizeof(want), "%s plain OK ", c->call);
+		if (!absent && !strstr(f->out.out, want))
+			conclude(f, V_UNEXPECTED, "the control '%s' without set-id bits failed: %s",
+				 c->call, out);
+		ws_path(f, setid, host);
+		if (c->creates && access(host, F_OK) == 0)
+			conclude(f, V_UNEXPECTED, "the refused %s left %s on the host", c->call,
+				 host);
+	}
+	if (!th_has_line(f->out.out, "openat2 setid ERR ENOSYS 38"))
+		conclude(f, V_UNEXPECTED, "openat2 was not ENOSYS: %s", out);
+	char fmode[48];
+	bool fsetid = false;
+	ws_path(f, "f", ctl);
+	host_mode(ctl, fmode, sizeof(fmode), &fsetid);
+	conclude(f, V_BLOCKED, "EPERM for %s (each OK without set-id bits); openat2 ENOSYS "
+		 "(outside: %s); host: f %s, no set-id bit, no refused name", calls, seen, fmode);
 }
 
 static void att_capabilities(struct fx *f)
@@ -1092,6 +1287,8 @@ static const struct attack attacks[] = {
 	/* Privilege */
 	REFUSED("mknod-char-device", EPERM_, "syscall", "mknod"),
 	CUSTOM("setuid-root-binary", att_setuid_binary),
+	CUSTOM("setid-chmod-copied-shell", att_setid_chmod),
+	CUSTOM("setid-mode-syscalls", att_setid_syscalls),
 	CUSTOM("leftover-capabilities", att_capabilities),
 	/* Secrets */
 	CUSTOM("read-host-secret-file", att_host_secret_file),

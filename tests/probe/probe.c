@@ -71,6 +71,12 @@
  *   probe bindport PORT           bind a TCP socket to 127.0.0.1:PORT
  *   probe rawsyscall NR [ARG...]  syscall(NR, ARG...) with up to 6 decimal arguments
  *   probe chmod PATH              chmod(PATH, 0600)
+ *   probe setid CALL PATH MODE    CALL as a raw syscall on PATH with MODE (octal, up to 64
+ *                                 bits, put in the register unchanged): chmod, fchmod (of an
+ *                                 fd opened O_RDONLY), fchmodat, fchmodat2; open, openat,
+ *                                 creat, openat2 (O_WRONLY | O_CREAT | O_EXCL); tmpfile
+ *                                 (openat of PATH's directory with O_TMPFILE, then linked
+ *                                 as PATH); mkdir, mkdirat; mknod, mknodat (S_IFIFO | MODE)
  *   probe killself SIG            ignore SIG (unless 0), then kill(getpid(), SIG)
  *   probe spin MS                 busy-loop for MS ms of wall-clock time, then print
  *                                 "CPU <usec>", the user + system time it used (getrusage)
@@ -87,6 +93,7 @@
 #include <limits.h>
 #include <linux/keyctl.h>
 #include <linux/netlink.h>
+#include <linux/openat2.h>
 #include <linux/rtnetlink.h>
 #include <linux/sched.h>
 #include <linux/tiocl.h>
@@ -466,6 +473,82 @@ static int cmd_rawsyscall(int argc, char **argv)
 	for (int i = 3; i < argc; i++)
 		a[i - 3] = num(argv[i], LONG_MIN, LONG_MAX);
 	return report(syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]));
+}
+
+/* An octal number that fits 64 bits, or exit 2. */
+static unsigned long long octal(const char *s)
+{
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 8);
+	if (errno || *s < '0' || *s > '7' || *end) {
+		fprintf(stderr, "probe: bad octal number '%s'\n", s);
+		exit(2);
+	}
+	return v;
+}
+
+#ifndef SYS_fchmodat2
+#define SYS_fchmodat2 452 /* Linux 6.6; the same number on every architecture here */
+#endif
+
+/*
+ * One syscall taking a file mode, made raw so that libc can neither drop nor rewrite the
+ * mode; the whole 64-bit value reaches the register.
+ */
+static long try_setid(const char *call, const char *path, unsigned long long mode)
+{
+	const int create = O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC;
+	if (!strcmp(call, "fchmod")) {
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		return fd < 0 ? fd : syscall(SYS_fchmod, fd, mode);
+	}
+	if (!strcmp(call, "fchmodat"))
+		return syscall(SYS_fchmodat, AT_FDCWD, path, mode);
+	if (!strcmp(call, "fchmodat2"))
+		return syscall(SYS_fchmodat2, AT_FDCWD, path, mode, 0);
+	if (!strcmp(call, "openat"))
+		return syscall(SYS_openat, AT_FDCWD, path, create, mode);
+	if (!strcmp(call, "openat2")) {
+		struct open_how how = { .flags = (unsigned long long)create, .mode = mode };
+		return syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
+	}
+	if (!strcmp(call, "tmpfile")) {
+		char dir[PATH_MAX] = ".", fdpath[64];
+		const char *slash = strrchr(path, '/');
+		if (slash && (size_t)(slash - path) >= sizeof(dir)) {
+			errno = ENAMETOOLONG;
+			return -1;
+		}
+		if (slash == path)
+			(void)snprintf(dir, sizeof(dir), "/");
+		else if (slash)
+			(void)snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+		long fd = syscall(SYS_openat, AT_FDCWD, dir, O_WRONLY | O_TMPFILE | O_CLOEXEC,
+				  mode);
+		if (fd < 0)
+			return fd;
+		(void)snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%ld", fd);
+		return linkat(AT_FDCWD, fdpath, AT_FDCWD, path, AT_SYMLINK_FOLLOW) < 0 ? -1 : fd;
+	}
+	if (!strcmp(call, "mkdirat"))
+		return syscall(SYS_mkdirat, AT_FDCWD, path, mode);
+	if (!strcmp(call, "mknodat"))
+		return syscall(SYS_mknodat, AT_FDCWD, path, S_IFIFO | mode, 0);
+#ifdef SYS_chmod
+	if (!strcmp(call, "chmod"))
+		return syscall(SYS_chmod, path, mode);
+	if (!strcmp(call, "open"))
+		return syscall(SYS_open, path, create, mode);
+	if (!strcmp(call, "creat"))
+		return syscall(SYS_creat, path, mode);
+	if (!strcmp(call, "mkdir"))
+		return syscall(SYS_mkdir, path, mode);
+	if (!strcmp(call, "mknod"))
+		return syscall(SYS_mknod, path, S_IFIFO | mode, 0);
+#endif
+	errno = EINVAL;
+	return -1;
 }
 
 static int cmd_killself(const char *sig)
@@ -939,6 +1022,8 @@ int main(int argc, char **argv)
 		return cmd_rawsyscall(argc, argv);
 	if (!strcmp(c, "chmod") && argc == 3)
 		return report(chmod(argv[2], 0600));
+	if (!strcmp(c, "setid") && argc == 5)
+		return report(try_setid(argv[2], argv[3], octal(argv[4])));
 	if (!strcmp(c, "killself") && argc == 3)
 		return cmd_killself(argv[2]);
 	if (!strcmp(c, "spin") && argc == 3)
