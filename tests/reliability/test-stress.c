@@ -308,14 +308,15 @@ static void test_neighbour_end_keeps_protection(void **state)
 	struct fx *f = *state;
 	struct slot *a = &f->s[0], *b = &f->s[1];
 	new_ws(&a->ws);
-	struct th_opts ao = { .workspace = a->ws.dir };
+	/* Placeholders are workspace mode direct's (in mode changes nothing reaches the host). */
+	struct th_opts ao = { .workspace = a->ws.dir, .ws_mode = "direct" };
 	assert_int_equal(th_spawn(&ao, TH_CMD(TH_PROBE, "sleep", "30", f->marker[0]), &a->p), 0);
 	a->spawned = true;
 	int up = rel_wait_procs(f->marker[0], "probe", a->p.pid, 1, false, 10000);
 
 	int go[2];
 	assert_int_equal(pipe2(go, O_CLOEXEC), 0);
-	struct th_opts bo = { .workspace = a->ws.dir, .stdin_fd = go[0] };
+	struct th_opts bo = { .workspace = a->ws.dir, .stdin_fd = go[0], .ws_mode = "direct" };
 	static const char script[] =
 		"read go; "
 		"/workspace/probe write /workspace/.envrc; "
