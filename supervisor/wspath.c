@@ -71,10 +71,13 @@ static const char *show(struct shown *b, const char *path)
 static int self_fd_of(const char *path)
 {
 	static const char prefix[] = "/proc/self/fd/";
-	const char *d = path + sizeof(prefix) - 1;
+	const char *d;
 	long v = 0;
 
-	if (strncmp(path, prefix, sizeof(prefix) - 1) != 0 || !*d || (d[0] == '0' && d[1]))
+	if (strncmp(path, prefix, sizeof(prefix) - 1) != 0)
+		return -1;
+	d = path + sizeof(prefix) - 1;
+	if (!*d || (d[0] == '0' && d[1]))
 		return -1;
 	for (; *d; d++) {
 		if (*d < '0' || *d > '9')
