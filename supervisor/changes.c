@@ -328,11 +328,22 @@ static int remove_tree(int dfd, const char *name, unsigned depth)
 	return r;
 }
 
-/* The meta's state and pending counts after an apply; "pending" when anything is left. */
-static int update_meta(int dir_fd, cJSON *meta, const struct sup_chg_report *rep)
+/*
+ * The meta's state and pending counts after an apply ("pending" when anything is left) and,
+ * from the run itself, base: the moment its command was let go.
+ */
+static int update_meta(int dir_fd, cJSON *meta, const struct sup_chg_report *rep,
+		       const struct timespec *base)
 {
 	cJSON_DeleteItemFromObjectCaseSensitive(meta, "state");
 	cJSON_DeleteItemFromObjectCaseSensitive(meta, "pending");
+	if (base) {
+		cJSON_DeleteItemFromObjectCaseSensitive(meta, "base_sec");
+		cJSON_DeleteItemFromObjectCaseSensitive(meta, "base_nsec");
+		if (!sup_json_add_num(meta, "base_sec", (double)base->tv_sec) ||
+		    !sup_json_add_num(meta, "base_nsec", (double)base->tv_nsec))
+			return -ENOMEM;
+	}
 	cJSON *p = cJSON_CreateObject();
 	if (!p || !cJSON_AddItemToObject(meta, "pending", p) ||
 	    !cJSON_AddStringToObject(meta, "state", "pending") ||
@@ -466,7 +477,7 @@ int sup_changeset_finish(struct sup_changeset *cs, bool privileged, int ws_fd, b
 							      : NULL;
 		if (!meta)
 			return n < 0 ? n : -EBADMSG;
-		r = update_meta(cs->dir_fd, meta, rep);
+		r = update_meta(cs->dir_fd, meta, rep, &cs->base);
 		if (r < 0)
 			return r;
 		log_info("changeset %s keeps %zu held and %zu refused path(s)%s: warden diff %s",
@@ -643,7 +654,7 @@ static int walk_changeset(const char *id, bool apply, char *const *include, size
 	}
 	if (r >= 0 && apply) {
 		if (rep->n_held || rep->n_refused)
-			r = update_meta(l.dir_fd, l.meta, rep);
+			r = update_meta(l.dir_fd, l.meta, rep, NULL);
 		else
 			r = remove_tree(root, l.id, 0);
 	}

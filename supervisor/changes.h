@@ -28,7 +28,8 @@ struct sup_changeset {
 	int dir_fd;                  /* <id>/, locked (flock, exclusive) while the run lives */
 	int layer_fd;                /* <id>/layer, O_PATH */
 	char layer_path[PATH_MAX];   /* its path, for the sandbox's child to re-resolve */
-	struct timespec base;        /* CLOCK_REALTIME_COARSE when it was made */
+	struct timespec base;        /* CLOCK_REALTIME_COARSE when it was made, then when the
+					run let its command go (host changes from then on conflict) */
 	uint32_t upper_uid, upper_gid;
 };
 

@@ -1192,6 +1192,12 @@ static int supervise(struct run_state *st, struct sup_run_result *res)
 		}
 		goto ended;
 	}
+	/*
+	 * Nothing in the sandbox has run yet, so nothing is copied up: a host change from here
+	 * on is one the changeset may conflict with (supervisor/apply.h, base_sec).
+	 */
+	if (st->use_changes)
+		(void)clock_gettime(CLOCK_REALTIME_COARSE, &st->cs.base);
 	r = sup_channel_send_go(&st->chan_state);
 	if (r < 0)
 		return setup_failed(res, r, "send GO to the worker");
