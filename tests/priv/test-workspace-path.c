@@ -36,20 +36,43 @@
 #define ANYWHERE_POLICY "unsafe: [workspace-anywhere]\n"
 #define REMEDY "unsafe: [workspace-anywhere]"
 
-/* One test's fixture: the harness's (first), and a second workspace made under /run. */
+/*
+ * One test's fixture: the harness's (first), a second workspace made under /run, and, while
+ * the pseudo-filesystem test is in its private mount namespace, the way back.
+ */
 struct wp_fx {
 	struct th_fx fx;
 	struct th_ws run_ws;
+	int host_ns;            /* the original mount namespace; -1 when this process is in it */
+	char mnt[PATH_MAX];     /* a mount point in the private namespace; "" when none */
 };
 
 static int fx_setup(void **state)
 {
-	return th_fx_setup(state, sizeof(struct wp_fx), 0, 0);
+	int r = th_fx_setup(state, sizeof(struct wp_fx), 0, 0);
+	if (r == 0)
+		((struct wp_fx *)*state)->host_ns = -1;
+	return r;
+}
+
+/* Unmounts w->mnt and returns to the original mount namespace, if the test left them. */
+static void leave_private_ns(struct wp_fx *w)
+{
+	if (w->mnt[0])
+		(void)umount2(w->mnt, MNT_DETACH);
+	w->mnt[0] = '\0';
+	if (w->host_ns >= 0) {
+		if (setns(w->host_ns, CLONE_NEWNS) < 0)
+			print_error("return to the original mount namespace: %s\n", strerror(errno));
+		(void)close(w->host_ns);
+	}
+	w->host_ns = -1;
 }
 
 static int fx_teardown(void **state)
 {
 	struct wp_fx *w = *state;
+	leave_private_ns(w); /* before the removal, which does not cross mounts */
 	th_ws_remove(&w->run_ws);
 	th_fx_free(&w->fx);
 	return 0;
@@ -203,35 +226,38 @@ static void test_symlink_refused(void **state)
 /*
  * A directory outside the host's trees that is the root of a kernel pseudo filesystem, in a
  * private mount namespace of this process (warden inherits it; the host never sees the
- * mount), is refused by its type alone. The test returns to the original namespace after.
+ * mount), is refused by its type alone. The process returns to the original namespace after,
+ * through the teardown too when an assertion ends the test early.
  */
 static void test_pseudo_fs_refused(void **state)
 {
-	struct th_fx *f = *state;
+	struct wp_fx *w = *state;
+	struct th_fx *f = &w->fx;
 	static const char *const types[] = { "proc", "mqueue", "sysfs" };
-	char mnt[PATH_MAX], reason[PATH_MAX + 64];
-	int host_ns = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
-	assert_true(host_ns >= 0);
+	char reason[PATH_MAX + 64];
+	w->host_ns = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
+	assert_true(w->host_ns >= 0);
 	if (unshare(CLONE_NEWNS) < 0)
 		fail_msg("unshare(CLONE_NEWNS): %s", strerror(errno));
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
 		fail_msg("make / private: %s", strerror(errno));
 	unsigned tried = 0;
 	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
-		th_aux_path(&f->ws, types[i], mnt);
-		assert_int_equal(mkdir(mnt, 0755), 0);
-		if (mount(types[i], mnt, types[i], MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0) {
+		th_aux_path(&f->ws, types[i], w->mnt);
+		assert_int_equal(mkdir(w->mnt, 0755), 0);
+		if (mount(types[i], w->mnt, types[i], MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0) {
 			print_message("mount %s: %s, not tried\n", types[i], strerror(errno));
+			w->mnt[0] = '\0';
 			continue;
 		}
 		tried++;
-		(void)snprintf(reason, sizeof(reason), "workspace '%s' is on a %s filesystem", mnt,
+		(void)snprintf(reason, sizeof(reason), "workspace '%s' is on a %s filesystem", w->mnt,
 			       types[i]);
-		expect_path_refused(f, mnt, reason);
-		(void)umount2(mnt, MNT_DETACH);
+		expect_path_refused(f, w->mnt, reason);
+		(void)umount2(w->mnt, MNT_DETACH);
+		w->mnt[0] = '\0';
 	}
-	assert_int_equal(setns(host_ns, CLONE_NEWNS), 0);
-	(void)close(host_ns);
+	leave_private_ns(w);
 	assert_true(tried > 0);
 }
 
