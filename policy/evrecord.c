@@ -666,7 +666,7 @@ static const char *const stamp_words[] = { "graded_without_setup", "regraded",
 					   "agent_output_truncated", "teardown_failed",
 					   "reference_missing", "no_cgroup", NULL };
 static const char *const weakening_words[] = { "no-cgroup", "io_uring", "bind-host-root",
-					       "bind-container-socket", "bind-kernel-fs",
+					       "bind-container-socket", "bind-kernel-fs", "workspace-anywhere",
 					       "share-net", "share-uts", "share-ipc", "share-cgroup",
 					       "keep-capabilities", NULL };
 static const char *const mode_words[] = { "privileged", "unprivileged", NULL };

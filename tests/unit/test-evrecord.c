@@ -322,7 +322,7 @@ static void test_accepted_variants(void **state)
 		{ "'weakenings': ['share-net']", "'weakenings': []", NULL },
 		{ "'weakenings': ['share-net']",
 		  "'weakenings': ['no-cgroup', 'io_uring', 'bind-host-root', 'bind-container-socket', "
-		  "'bind-kernel-fs', 'share-net', 'share-uts', 'share-ipc', 'share-cgroup', "
+		  "'bind-kernel-fs', 'workspace-anywhere', 'share-net', 'share-uts', 'share-ipc', 'share-cgroup', "
 		  "'keep-capabilities']", NULL },
 		{ "'signal': null,\n     'detail': 'agent said goodbye'",
 		  "'signal': null,\n     'detail': null", NULL },
