@@ -480,24 +480,34 @@ static int protect_workspace(int root, const struct sbx_config *cfg, char *step,
 }
 
 /*
- * A detached copy of the workspace. open_tree() only clones mounts of our own mount
- * namespace, and the supervisor's descriptor points into its namespace, so the path is
- * resolved again here and must lead to the very directory the supervisor opened.
+ * path resolved again in this mount namespace (without following a final symlink), as an
+ * O_PATH directory fd, only if it leads to the very directory that want_fd (the
+ * supervisor's, pointing into its namespace) is.
  */
-static int clone_workspace(const struct sbx_config *cfg)
+static int reopen_same(int want_fd, const char *path)
 {
 	struct stat want, got;
-	if (fstat(cfg->workspace_fd, &want) < 0)
+	if (fstat(want_fd, &want) < 0)
 		return -errno;
-	_cleanup_close_ int fd = open(cfg->workspace_path, O_PATH | O_DIRECTORY | O_NOFOLLOW |
-								 O_CLOEXEC);
+	_cleanup_close_ int fd = open(path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	if (fstat(fd, &got) < 0)
 		return -errno;
 	if (got.st_dev != want.st_dev || got.st_ino != want.st_ino)
 		return -ESTALE;
-	return clone_tree(fd, "", false);
+	return TAKE_FD(fd);
+}
+
+/*
+ * A detached copy of the workspace. open_tree() only clones mounts of our own mount
+ * namespace, and the supervisor's descriptor points into its namespace, so the path is
+ * resolved again here and must lead to the very directory the supervisor opened.
+ */
+static int clone_workspace(const struct sbx_config *cfg)
+{
+	_cleanup_close_ int fd = reopen_same(cfg->workspace_fd, cfg->workspace_path);
+	return fd < 0 ? fd : clone_tree(fd, "", false);
 }
 
 /*
@@ -653,17 +663,9 @@ static int overlay_workspace(int root, const struct sbx_config *cfg, int layer, 
  */
 static int capture_layer(const struct sbx_config *cfg)
 {
-	struct stat want, got;
-	if (fstat(cfg->changes_layer_fd, &want) < 0)
-		return -errno;
-	_cleanup_close_ int fd = open(cfg->changes_layer_path, O_PATH | O_DIRECTORY | O_NOFOLLOW |
-									O_CLOEXEC);
+	_cleanup_close_ int fd = reopen_same(cfg->changes_layer_fd, cfg->changes_layer_path);
 	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &got) < 0)
-		return -errno;
-	if (got.st_dev != want.st_dev || got.st_ino != want.st_ino)
-		return -ESTALE;
+		return fd;
 	int tree = clone_tree(fd, "", false);
 	if (tree < 0)
 		return tree;

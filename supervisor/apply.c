@@ -230,6 +230,21 @@ static int copy_data(int src, int dst)
 	}
 }
 
+/* A directory stream over a copy of fd (borrowed), or NULL with errno set. */
+static DIR *dir_stream(int fd)
+{
+	int dup = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	if (dup < 0)
+		return NULL;
+	DIR *d = fdopendir(dup);
+	if (!d) {
+		int saved = errno;
+		(void)close(dup);
+		errno = saved;
+	}
+	return d;
+}
+
 /* A fresh name for a temporary entry in a host directory. */
 static void temp_name(char out[40])
 {
@@ -296,14 +311,9 @@ static int host_tree(struct walk *w, int parent, const char *name, bool check, u
 	_cleanup_close_ int fd = open_beneath(parent, name, O_RDONLY | O_DIRECTORY);
 	if (fd < 0)
 		return fd;
-	int dup = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-	if (dup < 0)
+	DIR *d = dir_stream(fd);
+	if (!d)
 		return -errno;
-	DIR *d = fdopendir(dup);
-	if (!d) {
-		(void)close(dup);
-		return -errno;
-	}
 	int r = 0;
 	struct dirent *de;
 	while (r >= 0 && (errno = 0, de = readdir(d))) {
@@ -638,14 +648,9 @@ out:
 static int delete_unlisted(struct walk *w, int ud, int hd, char *path, size_t plen,
 			   unsigned depth)
 {
-	int dup = fcntl(hd, F_DUPFD_CLOEXEC, 3);
-	if (dup < 0)
+	DIR *d = dir_stream(hd);
+	if (!d)
 		return -errno;
-	DIR *d = fdopendir(dup);
-	if (!d) {
-		(void)close(dup);
-		return -errno;
-	}
 	int pending = 0;
 	char why[SUP_CHG_MAX_REASON];
 	struct dirent *de;
@@ -686,14 +691,9 @@ static int cmp_names(const void *a, const void *b)
 
 static int walk_dir(struct walk *w, int ud, int hd, char *path, size_t plen, unsigned depth)
 {
-	int dup = fcntl(ud, F_DUPFD_CLOEXEC, 3);
-	if (dup < 0)
+	DIR *d = dir_stream(ud);
+	if (!d)
 		return -errno;
-	DIR *d = fdopendir(dup);
-	if (!d) {
-		(void)close(dup);
-		return -errno;
-	}
 	char **names = NULL;
 	size_t n = 0;
 	int r = 0;
