@@ -508,6 +508,9 @@ static void walk_entry(struct walk *w, int ud, int hd, const char *name, char *p
 	bool whole;
 	const char *held = held_reason(w, path, name, depth, top_git_ok, &whole);
 
+	if (is_whiteout(&ust) && !held && host_has && !strcmp(name, ".git") &&
+	    !exact_match(s->include, s->n_include, path))
+		held = "deletes a repository";
 	if (is_whiteout(&ust)) {
 		if (held) {
 			emit(w, SUP_CHG_DELETED, SUP_CHG_HELD, path, held);
