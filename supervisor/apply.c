@@ -719,7 +719,8 @@ static int walk_dir(struct walk *w, int ud, int hd, char *path, size_t plen, uns
 		r = -errno;
 	(void)closedir(d);
 	if (r >= 0) {
-		qsort(names, n, sizeof(*names), cmp_names);
+		if (n)
+			qsort(names, n, sizeof(*names), cmp_names);
 		for (size_t i = 0; i < n && !w->err; i++)
 			walk_entry(w, ud, hd, names[i], path, plen, depth);
 		if (hd >= 0 && is_opaque(ud))
