@@ -279,6 +279,9 @@ int th_ws_new(struct th_ws *ws, uid_t uid, gid_t gid)
 
 void th_ws_remove(struct th_ws *ws)
 {
+	/* What runs in it left pending (or a killed run left behind) goes with it. */
+	if (ws->dir[0] && geteuid() == 0 && secure_getenv("WARDEN"))
+		th_discard_changesets(ws->dir);
 	th_rm_rf(ws->dir);
 	th_rm_rf(ws->aux);
 	ws->dir[0] = ws->aux[0] = '\0';
@@ -993,9 +996,6 @@ void th_fx_free(struct th_fx *f)
 		return;
 	if (f->marker[0])
 		th_kill_procs(f->marker, 0);
-	/* What the runs left pending belongs to this workspace only. */
-	if (geteuid() == 0)
-		th_discard_changesets(f->ws.dir);
 	th_out_done(&f->out);
 	cJSON_Delete(f->record);
 	th_ws_remove(&f->ws);
