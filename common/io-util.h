@@ -7,7 +7,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/random.h>
 #include <unistd.h>
 
@@ -75,6 +77,59 @@ static inline int io_fill_random(void *buf, size_t len)
 		got += (size_t)n;
 	}
 	return 0;
+}
+
+/* copy_file_range errors that mean "not here": fall back to read and write. */
+static inline bool io_cfr_unsupported(int err)
+{
+	return err == EXDEV || err == EINVAL || err == ENOSYS || err == EOPNOTSUPP ||
+	       err == EPERM || err == EBADF || err == ETXTBSY;
+}
+
+/*
+ * Copies in to out (both borrowed) from their current offsets to the end of in, at most room
+ * bytes (room < UINT64_MAX): one byte more is -E2BIG. Adds what was copied to *copied.
+ * copy_file_range first, in steps of at most chunk bytes; read and write through buf
+ * (buf_len bytes) where it is not supported, and to confirm an end of file it reports (some
+ * file systems report 0 before the end). Returns 0 or -errno.
+ */
+static inline int io_copy_bounded(int in, int out, uint64_t room, uint64_t chunk, char *buf,
+				  size_t buf_len, uint64_t *copied)
+{
+	bool use_cfr = true;
+	for (;;) {
+		uint64_t want = room - *copied + 1;
+		if (want > chunk)
+			want = chunk;
+		ssize_t n;
+		if (use_cfr) {
+			n = copy_file_range(in, NULL, out, NULL, (size_t)want, 0);
+			if (n < 0 && errno == EINTR)
+				continue;
+			if ((n < 0 && io_cfr_unsupported(errno)) || n == 0) {
+				use_cfr = false;
+				continue;
+			}
+			if (n < 0)
+				return -errno;
+		} else {
+			if (want > buf_len)
+				want = buf_len;
+			n = read(in, buf, (size_t)want);
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n < 0)
+				return -errno;
+			if (n == 0)
+				return 0;
+			int r = io_write_all(out, buf, (size_t)n);
+			if (r < 0)
+				return r;
+		}
+		*copied += (uint64_t)n;
+		if (*copied > room)
+			return -E2BIG;
+	}
 }
 
 /* io_read_fd of dfd/path, opened read-only without following a final symlink. */

@@ -200,36 +200,6 @@ static bool has_xattr(int fd, const char *name)
 	return fgetxattr(fd, name, NULL, 0) >= 0 || errno == ERANGE;
 }
 
-/* Copies src to dst (both borrowed) to the end. */
-static int copy_data(int src, int dst)
-{
-	for (;;) {
-		ssize_t n = copy_file_range(src, NULL, dst, NULL, 1u << 30, 0);
-		if (n == 0)
-			return 0;
-		if (n > 0)
-			continue;
-		if (errno == EINTR)
-			continue;
-		if (errno != EXDEV && errno != EINVAL && errno != ENOSYS && errno != EOPNOTSUPP)
-			return -errno;
-		break;
-	}
-	char buf[65536];
-	for (;;) {
-		ssize_t n = read(src, buf, sizeof(buf));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			return 0;
-		int r = io_write_all(dst, buf, (size_t)n);
-		if (r < 0)
-			return r;
-	}
-}
-
 /* A directory stream over a copy of fd (borrowed), or NULL with errno set. */
 static DIR *dir_stream(int fd)
 {
@@ -274,7 +244,11 @@ static int write_file(int ud, int hd, const char *name, const struct stat *ust, 
 						  O_CLOEXEC, 0600);
 	if (dst < 0)
 		return -errno;
-	int r = copy_data(src, dst);
+	/* The layer is still: the file holds exactly its size, and one byte more is refused. */
+	char buf[65536];
+	uint64_t copied = 0;
+	int r = io_copy_bounded(src, dst, (uint64_t)again.st_size, 64u << 20, buf, sizeof(buf),
+				&copied);
 	if (r >= 0 && fchmod(dst, (mode_t)sup_apply_mode(ust->st_mode, host_mode)) < 0)
 		r = -errno;
 	if (r >= 0 && fsync(dst) < 0)

@@ -288,54 +288,10 @@ static int changed(struct copy *c)
 		    "template entry '%s' changed while it was being copied", c->rel);
 }
 
-static bool cfr_unsupported(int err)
-{
-	return err == EXDEV || err == EINVAL || err == ENOSYS || err == EOPNOTSUPP ||
-	       err == EPERM || err == EBADF || err == ETXTBSY;
-}
-
-/*
- * Copies in to out from their current offsets to the end of in, at most room bytes: one byte
- * more is -E2BIG. Adds what was copied to *copied. copy_file_range first; read/write where it
- * is not supported, and to confirm an end of file it reports (some file systems report 0
- * before the end).
- */
+/* Copies in to out, at most room bytes (io_copy_bounded, through the copier's buffer). */
 static int copy_data(struct copy *c, int in, int out, uint64_t room, uint64_t *copied)
 {
-	bool use_cfr = true;
-	for (;;) {
-		uint64_t want = room - *copied + 1;
-		if (want > RUNDIR_COPY_CHUNK)
-			want = RUNDIR_COPY_CHUNK;
-		ssize_t n;
-		if (use_cfr) {
-			n = copy_file_range(in, NULL, out, NULL, (size_t)want, 0);
-			if (n < 0 && errno == EINTR)
-				continue;
-			if ((n < 0 && cfr_unsupported(errno)) || n == 0) {
-				use_cfr = false;
-				continue;
-			}
-			if (n < 0)
-				return -errno;
-		} else {
-			if (want > sizeof(c->buf))
-				want = sizeof(c->buf);
-			n = read(in, c->buf, (size_t)want);
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n < 0)
-				return -errno;
-			if (n == 0)
-				return 0;
-			int r = io_write_all(out, c->buf, (size_t)n);
-			if (r < 0)
-				return r;
-		}
-		*copied += (uint64_t)n;
-		if (*copied > room)
-			return -E2BIG;
-	}
+	return io_copy_bounded(in, out, room, RUNDIR_COPY_CHUNK, c->buf, sizeof(c->buf), copied);
 }
 
 static int copy_dir(struct copy *c, int src_owned, int dst, unsigned depth);
