@@ -21,6 +21,7 @@
 #include <cjson/cJSON.h>
 
 #include "changes.h"
+#include "channel.h"
 #include "cleanup.h"
 #include "io-util.h"
 #include "log.h"
@@ -247,6 +248,23 @@ static void loaded_done(struct loaded *l)
 	l->meta = NULL;
 }
 
+/* A changeset's meta.json, as a JSON object (the caller frees it). 0 or -errno. */
+static int read_meta(int dir_fd, cJSON **out)
+{
+	_cleanup_close_ int fd = openat(dir_fd, META, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	_cleanup_free_ char *buf = malloc(META_MAX);
+	int n = fd < 0 ? -errno : !buf ? -ENOMEM : io_read_fd(fd, buf, META_MAX);
+	if (n < 0)
+		return n;
+	cJSON *meta = cJSON_ParseWithLength(buf, (size_t)n);
+	if (!cJSON_IsObject(meta)) {
+		cJSON_Delete(meta);
+		return -EBADMSG;
+	}
+	*out = meta;
+	return 0;
+}
+
 static int load(int root, const char *id, bool lock, struct loaded *out)
 {
 	struct loaded l = { .dir_fd = -1 };
@@ -263,14 +281,10 @@ static int load(int root, const char *id, bool lock, struct loaded *out)
 	} else {
 		l.busy = true;
 	}
-	_cleanup_close_ int fd = openat(l.dir_fd, META, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	_cleanup_free_ char *buf = malloc(META_MAX);
-	int n = fd < 0 ? -errno : !buf ? -ENOMEM : io_read_fd(fd, buf, META_MAX);
-	if (n >= 0)
-		l.meta = cJSON_ParseWithLength(buf, (size_t)n);
-	if (n < 0 || !l.meta || !cJSON_IsObject(l.meta)) {
+	int r = read_meta(l.dir_fd, &l.meta);
+	if (r < 0) {
 		loaded_done(&l);
-		return n < 0 ? n : -EBADMSG;
+		return r;
 	}
 	*out = l;
 	return 0;
@@ -423,12 +437,9 @@ static void print_pending(const char *id, const struct sup_chg_report *rep)
 		const struct sup_chg_entry *e = &rep->v[i];
 		if (e->verdict == SUP_CHG_APPLIED)
 			continue;
-		char q[PATH_MAX * 2];
-		size_t o = 0;
 		/* The sandbox named it: no byte of it reaches the terminal unescaped. */
-		for (const unsigned char *c = (const unsigned char *)e->path; *c && o + 5 < sizeof(q); c++)
-			o += (size_t)snprintf(q + o, sizeof(q) - o, (*c < 0x20 || *c >= 0x7f || *c == '\\')
-					     ? "\\x%02x" : "%c", *c);
+		char q[PATH_MAX * 4 + 1];
+		sup_escape(e->path, q, sizeof(q));
 		if (e->verdict == SUP_CHG_HELD)
 			log_info("held %s '%s' (%s): warden apply %s --include '%s'",
 				 sup_chg_kind_name(e->kind), q, e->reason ? e->reason : "", id, q);
@@ -470,13 +481,10 @@ int sup_changeset_finish(struct sup_changeset *cs, bool privileged, int ws_fd, b
 	bool left = rep->n_held || rep->n_refused || !apply;
 	if (left) {
 		print_pending(cs->id, rep);
-		_cleanup_close_ int fd = openat(cs->dir_fd, META, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-		_cleanup_free_ char *buf = malloc(META_MAX);
-		int n = fd < 0 ? -errno : !buf ? -ENOMEM : io_read_fd(fd, buf, META_MAX);
-		_cleanup_(cJSON_Deletep) cJSON *meta = n >= 0 ? cJSON_ParseWithLength(buf, (size_t)n)
-							      : NULL;
-		if (!meta)
-			return n < 0 ? n : -EBADMSG;
+		_cleanup_(cJSON_Deletep) cJSON *meta = NULL;
+		r = read_meta(cs->dir_fd, &meta);
+		if (r < 0)
+			return r;
 		r = update_meta(cs->dir_fd, meta, rep, &cs->base);
 		if (r < 0)
 			return r;
@@ -695,9 +703,9 @@ static void print_report(const struct sup_chg_report *rep, bool json, bool stat_
 			(void)printf("%-8s %-9s ", e->verdict == SUP_CHG_APPLIED && dry ? "apply"
 						   : sup_chg_verdict_name(e->verdict),
 				     sup_chg_kind_name(e->kind));
-			for (const unsigned char *c = (const unsigned char *)e->path; *c; c++)
-				(void)printf((*c < 0x20 || *c >= 0x7f || *c == '\\') ? "\\x%02x" : "%c", *c);
-			(void)printf("%s%s%s\n", e->reason ? "  (" : "", e->reason ? e->reason : "",
+			char q[PATH_MAX * 4 + 1];
+			sup_escape(e->path, q, sizeof(q));
+			(void)printf("%s%s%s%s\n", q, e->reason ? "  (" : "", e->reason ? e->reason : "",
 				     e->reason ? ")" : "");
 		}
 	}
