@@ -10,7 +10,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <linux/openat2.h>
 #include <sys/random.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "cleanup.h"
@@ -77,6 +79,17 @@ static inline int io_fill_random(void *buf, size_t len)
 		got += (size_t)n;
 	}
 	return 0;
+}
+
+/*
+ * openat2(2) of dfd/path with these open flags (O_CLOEXEC is added) and RESOLVE_* flags.
+ * Returns the new descriptor or -errno.
+ */
+static inline int io_openat2(int dfd, const char *path, uint64_t flags, uint64_t resolve)
+{
+	struct open_how how = { .flags = flags | O_CLOEXEC, .resolve = resolve };
+	long fd = syscall(SYS_openat2, dfd, path, &how, sizeof(how));
+	return fd < 0 ? -errno : (int)fd;
 }
 
 /* copy_file_range errors that mean "not here": fall back to read and write. */

@@ -9,14 +9,12 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/capability.h>
-#include <linux/openat2.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -134,13 +132,9 @@ static void emit(struct walk *w, enum sup_chg_kind kind, enum sup_chg_verdict ve
 
 static int open_beneath(int dfd, const char *rel, uint64_t flags)
 {
-	struct open_how how = {
-		.flags = flags | O_NOFOLLOW | O_CLOEXEC,
-		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
-			   RESOLVE_NO_XDEV,
-	};
-	int fd = (int)syscall(SYS_openat2, dfd, rel, &how, sizeof(how));
-	return fd < 0 ? -errno : fd;
+	return io_openat2(dfd, rel, flags | O_NOFOLLOW,
+			  RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
+				  RESOLVE_NO_XDEV);
 }
 
 /* path matches pattern, or one of its leading directories does */

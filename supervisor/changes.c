@@ -9,13 +9,11 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
@@ -27,6 +25,7 @@
 #include "log.h"
 #include "policy.h"
 #include "supervisor.h"
+#include "wspath.h"
 
 DEFINE_CLEANUP(cJSON *, cJSON_Delete)
 
@@ -317,13 +316,10 @@ static int remove_tree(int dfd, const char *name, unsigned depth)
 		return unlinkat(dfd, name, 0) < 0 ? -errno : 0;
 	if (fchmodat(dfd, name, 0700, 0) < 0) /* a folder the sandbox made unreadable */
 		log_debug("chmod '%s' before removing it: %m", name);
-	struct open_how how = {
-		.flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
-		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV,
-	};
-	int fd = (int)syscall(SYS_openat2, dfd, name, &how, sizeof(how));
+	int fd = io_openat2(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW,
+			    RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	DIR *d = fdopendir(fd);
 	if (!d) {
 		(void)close(fd);
@@ -375,13 +371,10 @@ static int open_workspace(const cJSON *meta, int *out_fd)
 	if (!path || path[0] != '/' || !meta_num(meta, "workspace_dev", &dev) ||
 	    !meta_num(meta, "workspace_ino", &ino))
 		return -EBADMSG;
-	struct open_how how = {
-		.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
-		.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
-	};
-	_cleanup_close_ int fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
+	char why[PATH_MAX + 256];
+	_cleanup_close_ int fd = sup_open_workspace(path, 0, why, sizeof(why));
 	if (fd < 0)
-		return -errno;
+		return fd;
 	struct stat st;
 	if (fstat(fd, &st) < 0)
 		return -errno;
@@ -648,12 +641,9 @@ static int walk_changeset(const char *id, bool apply, char *const *include, size
 		log_error("changeset '%s': its workspace '%s' is gone, moved or reached through a symlink",
 			  id, meta_str(l.meta, "workspace") ?: "?");
 	if (r >= 0) {
-		struct open_how how = {
-			.flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
-			.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS,
-		};
-		upper = (int)syscall(SYS_openat2, l.dir_fd, "layer/upper", &how, sizeof(how));
-		r = upper < 0 ? -errno : 0;
+		upper = io_openat2(l.dir_fd, "layer/upper", O_RDONLY | O_DIRECTORY | O_NOFOLLOW,
+				   RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS);
+		r = upper < 0 ? upper : 0;
 	}
 	if (r >= 0) {
 		spec.upper_fd = upper;
