@@ -39,7 +39,10 @@ static int set_step(char *step, size_t step_len, int err, const char *what, cons
 	return err;
 }
 
-/* A detached copy of the mount tree at dfd/path. */
+/*
+ * A detached copy of the mount tree at dfd/path, made private: a clone stays in its source's
+ * peer group, and a mount made on it later would otherwise reach the host.
+ */
 static int clone_tree(int dfd, const char *path, bool recursive)
 {
 	unsigned flags = OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC;
@@ -47,8 +50,14 @@ static int clone_tree(int dfd, const char *path, bool recursive)
 		flags |= AT_RECURSIVE;
 	if (!*path)
 		flags |= AT_EMPTY_PATH;
-	int fd = open_tree(dfd, path, flags);
-	return fd < 0 ? -errno : fd;
+	_cleanup_close_ int fd = open_tree(dfd, path, flags);
+	if (fd < 0)
+		return -errno;
+	struct mount_attr attr = { .propagation = MS_PRIVATE };
+	if (mount_setattr(fd, "", AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0), &attr,
+			  sizeof(attr)) < 0)
+		return -errno;
+	return TAKE_FD(fd);
 }
 
 static int set_attr(int tree, uint64_t attrs, bool recursive)

@@ -96,6 +96,8 @@ int sbx_idmap_workspace(int workspace_fd, uint32_t ws_uid, uint32_t ws_gid, uint
 	struct mount_attr attr = {
 		.attr_set = MOUNT_ATTR_IDMAP | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
 		.userns_fd = (uint64_t)userns,
+		/* A clone stays in the source's peer group: mounts on it would reach the host. */
+		.propagation = MS_PRIVATE,
 	};
 	if (mount_setattr(tree, "", AT_EMPTY_PATH, &attr, sizeof(attr)) < 0)
 		return -errno;
