@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Applying a changeset (apply.h). Three parts: the walker, which runs in the apply child and
- * writes the host tree; the records it sends back, read through the codec's bounded reader;
- * and the pruning child, which removes applied entries from the upper layer.
+ * Applying a changeset (apply.h). Three parts: the walker, which writes the host tree; the
+ * records it sends back, read through the codec's bounded reader; and the pruning, which
+ * removes applied entries from the upper layer. Each is a function that runs with the
+ * credentials of its caller; sup_apply_run runs the walk and the pruning in children that
+ * first drop to the owners (become), and the fuzz target calls them directly.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -711,18 +713,21 @@ static int become(const struct sup_apply_spec *s, uint32_t uid, uint32_t gid, ui
 	return sbx_become_owner(uid, gid, keep);
 }
 
+int sup_apply_walk(const struct sup_apply_spec *spec, int out_fd)
+{
+	struct walk w = { .spec = spec, .out = out_fd };
+	char path[PATH_MAX] = "";
+	_cleanup_close_ int hd = open_beneath(spec->ws_fd, ".", O_RDONLY | O_DIRECTORY);
+	if (hd < 0)
+		return hd;
+	return walk_dir(&w, spec->upper_fd, hd, path, 0, 0);
+}
+
 static _Noreturn void apply_child(const struct sup_apply_spec *s, int out)
 {
-	int r = become(s, s->ws_uid, s->ws_gid, 1ull << CAP_DAC_READ_SEARCH);
-	if (r < 0)
+	if (become(s, s->ws_uid, s->ws_gid, 1ull << CAP_DAC_READ_SEARCH) < 0)
 		_exit(10);
-	struct walk w = { .spec = s, .out = out };
-	char path[PATH_MAX] = "";
-	_cleanup_close_ int hd = open_beneath(s->ws_fd, ".", O_RDONLY | O_DIRECTORY);
-	if (hd < 0)
-		_exit(11);
-	r = walk_dir(&w, s->upper_fd, hd, path, 0, 0);
-	_exit(r < 0 ? 12 : 0);
+	_exit(sup_apply_walk(s, out) < 0 ? 12 : 0);
 }
 
 /* Opens the parent directory of a workspace-relative path beneath the upper layer. */
@@ -739,14 +744,8 @@ static int open_parent(int upper, const char *path, char *parent, size_t size,
 	return open_beneath(upper, parent, O_RDONLY | O_DIRECTORY);
 }
 
-/*
- * Removes the applied entries from the upper layer, and then every directory above them
- * that is left empty, so that what stays is what is pending. Runs as the layer's owner.
- */
-static _Noreturn void prune_child(const struct sup_apply_spec *s, const struct sup_chg_report *rep)
+int sup_apply_prune(const struct sup_apply_spec *s, const struct sup_chg_report *rep)
 {
-	if (become(s, s->upper_uid, s->upper_gid, 0) < 0)
-		_exit(10);
 	int failed = 0;
 	for (size_t i = 0; i < rep->n; i++) {
 		const struct sup_chg_entry *e = &rep->v[i];
@@ -792,7 +791,14 @@ static _Noreturn void prune_child(const struct sup_apply_spec *s, const struct s
 				break;
 		}
 	}
-	_exit(failed ? 13 : 0);
+	return failed ? -EIO : 0;
+}
+
+static _Noreturn void prune_child(const struct sup_apply_spec *s, const struct sup_chg_report *rep)
+{
+	if (become(s, s->upper_uid, s->upper_gid, 0) < 0)
+		_exit(10);
+	_exit(sup_apply_prune(s, rep) < 0 ? 13 : 0);
 }
 
 static int wait_child(pid_t pid)
@@ -847,9 +853,10 @@ static int decode_record(const uint8_t *buf, size_t len, struct sup_chg_entry *o
 	return 0;
 }
 
-/* Reads every record from fd until end of file. */
-static int read_records(int fd, struct sup_chg_report *rep)
+int sup_apply_read_records(int fd, struct sup_chg_report *out)
 {
+	struct sup_chg_report rec = { 0 };
+	struct sup_chg_report *rep = &rec;
 	uint8_t *buf = malloc(REC_MAX);
 	if (!buf)
 		return -ENOMEM;
@@ -890,7 +897,12 @@ static int read_records(int fd, struct sup_chg_report *rep)
 			break;
 	}
 	free(buf);
-	return r;
+	if (r < 0) {
+		sup_chg_report_done(rep);
+		return r;
+	}
+	*out = rec;
+	return 0;
 }
 
 int sup_apply_run(const struct sup_apply_spec *spec, struct sup_chg_report *out)
@@ -911,7 +923,7 @@ int sup_apply_run(const struct sup_apply_spec *spec, struct sup_chg_report *out)
 		apply_child(spec, pipefd[1]);
 	}
 	(void)close(pipefd[1]);
-	int r = read_records(pipefd[0], &rep);
+	int r = sup_apply_read_records(pipefd[0], &rep);
 	(void)close(pipefd[0]);
 	if (r < 0)
 		(void)kill(pid, SIGKILL);

@@ -78,6 +78,32 @@ struct sup_apply_spec {
  */
 int sup_apply_run(const struct sup_apply_spec *spec, struct sup_chg_report *out);
 
+/*
+ * The three steps sup_apply_run takes, each in the calling process with the credentials it
+ * has: sup_apply_run forks a child for the walk and one for the pruning and drops to the
+ * owners first (spec->privileged, the uid and gid fields); a caller of these functions does
+ * that privilege step itself, or runs them where it does not matter (the fuzz target,
+ * fuzz/fuzz-apply.c, on scratch directories as whoever runs it). Nothing else differs.
+ *
+ * sup_apply_walk walks spec->upper_fd against spec->ws_fd (both borrowed), writes to the
+ * workspace what the rules let through (nothing when spec->dry_run) and one record per entry
+ * to out_fd (borrowed; a pipe, or any file the caller reads back). Returns 0 when the walk
+ * completed, whatever the verdicts, or -errno (the records written so far stay written).
+ *
+ * sup_apply_read_records reads records from fd (borrowed) to its end through the codec's
+ * bounded reader into *out (freed with sup_chg_report_done). Returns 0; -EBADMSG for a
+ * malformed record; -E2BIG past SUP_CHG_MAX_ENTRIES; -ENOMEM, or -errno from read(2).
+ * *out is filled only on success.
+ *
+ * sup_apply_prune removes rep's applied entries from the upper layer (spec->upper_fd), then
+ * every directory above them that is left empty and not opaque, and clears the opaque marker
+ * of an applied directory, so that what stays is what is pending. Returns 0, or -EIO when
+ * some entry could not be removed (the others are removed all the same).
+ */
+int sup_apply_walk(const struct sup_apply_spec *spec, int out_fd);
+int sup_apply_read_records(int fd, struct sup_chg_report *out);
+int sup_apply_prune(const struct sup_apply_spec *spec, const struct sup_chg_report *rep);
+
 /* Frees what a report owns and zeroes it. NULL-safe. */
 void sup_chg_report_done(struct sup_chg_report *r);
 
