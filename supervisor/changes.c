@@ -24,7 +24,9 @@
 #include "io-util.h"
 #include "log.h"
 #include "policy.h"
+#include "statefs.h"
 #include "supervisor.h"
+#include "treecopy.h"
 #include "wspath.h"
 
 DEFINE_CLEANUP(cJSON *, cJSON_Delete)
@@ -71,6 +73,39 @@ static int private_dir(int parent, const char *name, bool create, int *out_fd)
 }
 
 /*
+ * Makes sure changes/ (*c, in warden/ w) can hold overlay upper layers. On a filesystem that
+ * cannot (a container's overlayfs root), root mounts a private tmpfs there once, under an
+ * flock on w so that concurrent runs agree; its changesets then last as long as that mount
+ * (until the container or the machine stops). Without root, -EXDEV: the caller names the
+ * remedy.
+ */
+static int upper_capable(int w, int *c, bool privileged)
+{
+	int r = sbx_fs_holds_upper(*c);
+	if (r != 0)
+		return r < 0 ? r : 0;
+	if (!privileged)
+		return -EXDEV;
+	if (flock(w, LOCK_EX) < 0)
+		return -errno;
+	_cleanup_close_ int again = -1;
+	r = private_dir(w, "changes", false, &again);
+	if (r >= 0 && (r = sbx_fs_holds_upper(again)) == 0) {
+		r = sbx_state_tmpfs(again);
+		if (r >= 0) {
+			(void)close(TAKE_FD(again));
+			r = private_dir(w, "changes", false, &again);
+		}
+	}
+	(void)flock(w, LOCK_UN);
+	if (r < 0)
+		return r;
+	(void)close(*c);
+	*c = TAKE_FD(again);
+	return 0;
+}
+
+/*
  * The state directory's changes/ folder: path in out, fd in *out_fd. Folders above warden's
  * own (/var/lib, ~/.local/state) are made 0700 when missing and otherwise left as they are.
  */
@@ -110,11 +145,20 @@ static int state_root(bool privileged, bool create, int *out_fd, char *out, size
 	int r = private_dir(b, "warden", create, &w);
 	if (r < 0)
 		return r;
-	r = private_dir(w, "changes", create, out_fd);
+	_cleanup_close_ int c = -1;
+	r = private_dir(w, "changes", create, &c);
 	if (r < 0)
 		return r;
 	int n = snprintf(out, out_len, "%s/warden/changes", base);
-	return n < 0 || (size_t)n >= out_len ? -ENAMETOOLONG : 0;
+	if (n < 0 || (size_t)n >= out_len)
+		return -ENAMETOOLONG;
+	if (create) {
+		r = upper_capable(w, &c, privileged);
+		if (r < 0)
+			return r;
+	}
+	*out_fd = TAKE_FD(c);
+	return 0;
 }
 
 static bool valid_id(const char *id)
@@ -153,6 +197,9 @@ int sup_changeset_create(bool privileged, int ws_fd, const char *ws_path, uint32
 	if (r < 0) {
 		(void)snprintf(why, why_len, "open warden's state directory for the changeset%s",
 			       r == -EPERM ? " (it must be ours and mode 0700)"
+			       : r == -EXDEV ? ": its filesystem cannot hold an overlay's upper layer "
+					       "(set XDG_STATE_HOME to a directory on ext4, xfs, "
+					       "btrfs or tmpfs, or run with --workspace-mode direct)"
 			       : " (set XDG_STATE_HOME or HOME, or run with --workspace-mode direct)");
 		return r;
 	}
@@ -225,6 +272,35 @@ int sup_changeset_create(bool privileged, int ws_fd, const char *ws_path, uint32
 	}
 	*out = cs;
 	return 0;
+}
+
+int sup_changeset_snapshot(struct sup_changeset *cs, int ws_fd, struct sup_copy_stats *stats,
+			   char *why, size_t why_len)
+{
+	static const struct sup_copy_limits lim = {
+		.what = "workspace",
+		.max_entries = SUP_SNAPSHOT_MAX_ENTRIES,
+		.max_bytes = SUP_SNAPSHOT_MAX_BYTES,
+		.max_depth = SUP_SNAPSHOT_MAX_DEPTH,
+		.keep_times = true,
+		.skip_special = true,
+	};
+	(void)snprintf(why, why_len, "copy the workspace into the changeset");
+	if (mkdirat(cs->dir_fd, "lower", 0700) < 0)
+		return -errno;
+	_cleanup_close_ int lower = openat(cs->dir_fd, "lower", O_RDONLY | O_DIRECTORY |
+								O_NOFOLLOW | O_CLOEXEC);
+	if (lower < 0)
+		return -errno;
+	int r = sup_copy_tree(ws_fd, lower, &lim, stats, why, why_len);
+	if (r == -E2BIG)
+		(void)snprintf(why + strlen(why), why_len - strlen(why),
+			       "; a workspace that cannot be idmapped is copied, up to %u entries "
+			       "and %llu GiB: move it to ext4, xfs, btrfs or tmpfs",
+			       SUP_SNAPSHOT_MAX_ENTRIES, SUP_SNAPSHOT_MAX_BYTES >> 30);
+	if (r < 0)
+		return r;
+	return TAKE_FD(lower);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -469,9 +545,12 @@ int sup_changeset_finish(struct sup_changeset *cs, bool privileged, int ws_fd, b
 	int r = sup_apply_run(&spec, rep);
 	if (r < 0)
 		return r;
-	/* The work folder is overlayfs's scratch space: nothing in it is a change. */
+	/* The work folder is overlayfs's scratch space, lower/ a copy of the workspace (when it
+	 * could not be idmapped): nothing in either is a change. */
 	(void)remove_tree(cs->layer_fd, "work", 0);
-	bool left = rep->n_held || rep->n_refused || !apply;
+	(void)remove_tree(cs->dir_fd, "lower", 0);
+	/* An empty changeset (the run made no change, or never started) is never kept. */
+	bool left = rep->n_held || rep->n_refused || (!apply && rep->n);
 	if (left) {
 		print_pending(cs->id, rep);
 		_cleanup_(cJSON_Deletep) cJSON *meta = NULL;

@@ -47,6 +47,22 @@ int sup_changeset_create(bool privileged, int ws_fd, const char *ws_path, uint32
 			 uint32_t upper_gid, const struct pol_policy *pol, char *const *argv,
 			 struct sup_changeset *out, char *why, size_t why_len);
 
+/* Bounds of sup_changeset_snapshot's copy. */
+#define SUP_SNAPSHOT_MAX_ENTRIES 200000u
+#define SUP_SNAPSHOT_MAX_BYTES (8ull << 30)
+#define SUP_SNAPSHOT_MAX_DEPTH 128u
+
+/*
+ * For a workspace on a filesystem that cannot be idmapped: copies it (treecopy.h: files,
+ * folders and symlinks, times kept, special files left out, set-id bits dropped, owned by
+ * warden) into <id>/lower, which then stands for it as the overlay's lower layer, idmapped
+ * on the changeset's filesystem. Returns the fd of lower/ or -errno with a reason in why.
+ * sup_changeset_finish removes the copy.
+ */
+struct sup_copy_stats;
+int sup_changeset_snapshot(struct sup_changeset *cs, int ws_fd, struct sup_copy_stats *stats,
+			   char *why, size_t why_len);
+
 /*
  * At the end of the run: with apply, applies the changeset's safe part (the rules in apply.h,
  * the policy's hold list) and reports in *rep; then records what is still pending in

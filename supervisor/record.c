@@ -208,7 +208,10 @@ static cJSON *record_json(const struct sup_run_opts *opts, const struct sup_run_
 	     cJSON_AddStringToObject(sb, "capabilities_kept", res->caps_kept);
 
 	cJSON *ws = ok ? cJSON_AddObjectToObject(root, "workspace") : NULL;
-	ok = ok && ws && cJSON_AddStringToObject(ws, "mode", res->changes_mode ? "changes" : "direct");
+	ok = ok && ws && cJSON_AddStringToObject(ws, "mode", res->changes_mode ? "changes" : "direct") &&
+	     cJSON_AddStringToObject(ws, "filesystem", res->ws_fs) &&
+	     cJSON_AddBoolToObject(ws, "idmapped", res->privileged && !res->ws_owner_id) &&
+	     cJSON_AddBoolToObject(ws, "copied", res->ws_copied);
 	if (ok && res->changes_id[0])
 		ok = changes_json(ws, res);
 

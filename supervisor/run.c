@@ -41,11 +41,13 @@
 #include "run.h"
 #include "sandbox.h"
 #include "sha256.h"
+#include "statefs.h"
 #include "wspath.h"
 
 /* Generated at build time by sandbox/seccomp-gen: the default policy's filter. */
 extern const struct sbx_seccomp_precompiled sbx_seccomp_default_pre;
 #include "supervisor.h"
+#include "treecopy.h"
 
 /* How long the worker may take to answer each handshake step. */
 #define HANDSHAKE_TIMEOUT_MS 10000
@@ -740,6 +742,54 @@ static void classify(struct sup_run_result *res)
 	}
 }
 
+/*
+ * The workspace's filesystem cannot be idmapped (overlayfs, as a container's root is; NFS;
+ * FUSE). Mode changes: a copy of it in the changeset, idmapped there, is the overlay's lower
+ * layer, so the sandbox keeps its own host id. Mode direct: the sandbox user is mapped to the
+ * workspace's owner for this run, recorded as "workspace-owner-id", and refused when that
+ * owner is root, whom a sandbox never runs as. Returns the tree for the sandbox, 0 when there
+ * is none to give (the sandbox clones the workspace itself), or -errno with why filled.
+ */
+static int workspace_without_idmap(struct run_state *st, struct sup_run_result *res,
+				   const struct stat *ws, int *tree, char *why, size_t why_len)
+{
+	why[0] = '\0';
+	*tree = -1;
+	if (st->use_changes) {
+		struct sup_copy_stats cs = { 0 };
+		_cleanup_close_ int lower = sup_changeset_snapshot(&st->cs, st->workspace_fd, &cs,
+								   why, why_len);
+		if (lower < 0)
+			return lower;
+		res->ws_copied = true;
+		log_info("the workspace's filesystem (%s) cannot be idmapped: the sandbox sees a copy "
+			 "of it (%" PRIu64 " files, folders and links, %" PRIu64 " bytes%s)", res->ws_fs, cs.entries,
+			 cs.bytes, cs.skipped ? ", special files left out" : "");
+		int r = sbx_idmap_workspace(lower, geteuid(), getegid(), res->host_uid,
+					    res->host_gid);
+		if (r < 0) {
+			(void)snprintf(why, why_len, "make an idmapped mount of the workspace's copy: %s",
+				       strerror(-r));
+			return r;
+		}
+		*tree = r;
+		return 0;
+	}
+	if (ws->st_uid == 0 || ws->st_gid == 0) {
+		(void)snprintf(why, why_len, "the workspace's filesystem (%s) cannot be idmapped and "
+			       "the workspace belongs to root, whom a sandbox never runs as: use "
+			       "--workspace-mode changes, or a workspace on ext4, xfs, btrfs or tmpfs",
+			       res->ws_fs);
+		return -EINVAL;
+	}
+	res->host_uid = ws->st_uid;
+	res->host_gid = ws->st_gid;
+	res->ws_owner_id = true;
+	log_info("the workspace's filesystem (%s) cannot be idmapped: the sandbox runs as its "
+		 "owner, uid %u (recorded as workspace-owner-id)", res->ws_fs, (unsigned)ws->st_uid);
+	return 0; /* no tree: the sandbox clones the workspace as it is */
+}
+
 /* Lists every weakening the run actually has, for the record. */
 static void note_weakenings(const struct pol_policy *pol, struct sup_run_result *res)
 {
@@ -768,6 +818,8 @@ static void note_weakenings(const struct pol_policy *pol, struct sup_run_result 
 			res->weakenings[n++] = shared[i];
 	if (pol->n_caps_keep)
 		res->weakenings[n++] = "keep-capabilities";
+	if (res->ws_owner_id)
+		res->weakenings[n++] = "workspace-owner-id";
 	res->weakenings[n] = NULL;
 	size_t off = 0;
 	for (size_t i = 0; i < pol->n_caps_keep && off < sizeof(res->caps_kept); i++) {
@@ -904,9 +956,10 @@ static int prepare(struct run_state *st, const struct sup_run_opts *opts,
 		res->host_gid = getgid();
 	}
 
+	sbx_fs_name(st->workspace_fd, res->ws_fs, sizeof(res->ws_fs));
 	/*
 	 * Workspace: in mode changes, a changeset whose layer takes every write; in mode direct,
-	 * placeholders for missing protected paths. Then the idmapped view.
+	 * placeholders for missing protected paths.
 	 */
 	st->use_changes = st->pol->ws_mode == POL_WS_CHANGES && !opts->direct_workspace &&
 			  !opts->workspace_overlay;
@@ -938,13 +991,19 @@ static int prepare(struct run_state *st, const struct sup_run_opts *opts,
 				    r == -E2BIG ? " (too many entries to walk or to hide)" : "");
 	res->hidden = st->n_hidden;
 	if (res->privileged) {
+		why[0] = '\0';
 		r = sbx_idmap_workspace(st->workspace_fd, ws_st.st_uid, ws_st.st_gid, res->host_uid,
 					res->host_gid);
+		if (r >= 0)
+			st->workspace_tree_fd = r;
+		else if (r == -EINVAL)
+			r = workspace_without_idmap(st, res, &ws_st, &st->workspace_tree_fd, why,
+						    sizeof(why));
+		if (r < 0 && why[0])
+			return setup_failed(res, 0, "%s", why);
 		if (r < 0)
 			return setup_failed(res, r, "make an idmapped mount of the workspace");
-		st->workspace_tree_fd = r;
 	}
-
 	/* cgroup */
 	char cg_name[64];
 	uint32_t rnd = 0;

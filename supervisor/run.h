@@ -132,6 +132,9 @@ struct sup_run_result {
 	char kernel[65];               /* uname release */
 
 	/* Workspace mode changes: the run's changeset and what its end did with it. */
+	char ws_fs[24];                /* the workspace's filesystem */
+	bool ws_owner_id;              /* not idmappable: the sandbox runs as the workspace's owner */
+	bool ws_copied;                /* not idmappable: the overlay's lower layer is a copy */
 	bool changes_mode;
 	char changes_id[40];           /* "" when no changeset was made */
 	bool changes_kept;             /* something is pending in it */
