@@ -9,16 +9,19 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <netinet/in.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
 #include "audit.h"
+#include "changes.h"
 #include "cleanup.h"
 #include "io-util.h"
 #include "config.h"
@@ -26,6 +29,7 @@
 #include "policy.h"
 #include "run.h"
 #include "supervisor.h"
+#include "wspath.h"
 
 DEFINE_CLEANUP(cJSON *, cJSON_Delete)
 
@@ -35,6 +39,8 @@ void sup_audit_init(struct sup_audit *a)
 {
 	memset(a, 0, sizeof(*a));
 	a->listen_fd = -1;
+	a->ws_fd = -1;
+	a->ws_before = a->ws_during = a->ws_after = 1; /* not looked at */
 }
 
 int sup_audit_listen(struct sup_audit *a)
@@ -158,6 +164,65 @@ static unsigned count_without(const char *info, const char *opt, char *first, si
 	return n;
 }
 
+/* fstatat of the probe's name in the host's workspace: 0 when it is there, else -errno. */
+static int host_lookup(const struct sup_audit *a)
+{
+	struct stat st;
+	if (a->ws_fd < 0)
+		return -EBADF;
+	return fstatat(a->ws_fd, a->ws_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
+}
+
+/*
+ * The checks of `warden run` for one would-be workspace, as run.c makes them: opened without
+ * a symlink (sup_open_workspace), then judged on its canonical path (sup_check_workspace).
+ * Returns the refusal's error (0: accepted) with its line in why.
+ */
+static int place_refused(const char *path, uint32_t unsafe, char *why, size_t why_len)
+{
+	why[0] = '\0';
+	_cleanup_close_ int fd = sup_open_workspace(path, unsafe, why, why_len);
+	if (fd < 0)
+		return fd;
+	char link[64], canon[PATH_MAX];
+	(void)snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	ssize_t n = readlink(link, canon, sizeof(canon) - 1);
+	if (n <= 0 || (size_t)n >= sizeof(canon) - 1) {
+		(void)snprintf(why, why_len, "resolve '%s' through %s", path, link);
+		return n < 0 ? -errno : -ENAMETOOLONG;
+	}
+	canon[n] = '\0';
+	return sup_check_workspace(fd, canon, unsafe, why, why_len);
+}
+
+void sup_audit_workspace_place(struct sup_audit *a, uint32_t unsafe)
+{
+	if (unsafe & POL_UNSAFE_WORKSPACE_ANYWHERE) {
+		row(a, "fs.workspace-place", SUP_NA, false,
+		    "the policy allows a workspace anywhere (unsafe: workspace-anywhere)");
+		return;
+	}
+	static const char *const places[] = { "/", "/etc" };
+	char ev[ELEMENTSOF(places)][560];
+	bool ok = true;
+	for (size_t i = 0; i < ELEMENTSOF(places); i++) {
+		char why[512];
+		int r = place_refused(places[i], unsafe, why, sizeof(why));
+		/* Refused by a rule (EPERM; ELOOP for a symlink), not by an accident. */
+		bool refused = r == -EPERM || r == -ELOOP;
+		ok = ok && refused;
+		if (refused)
+			(void)snprintf(ev[i], sizeof(ev[i]), "%s", why);
+		else if (r < 0)
+			(void)snprintf(ev[i], sizeof(ev[i]), "'%s' could not be checked: %s",
+				       places[i], why[0] ? why : strerror(-r));
+		else
+			(void)snprintf(ev[i], sizeof(ev[i]), "'%s' was ACCEPTED as a workspace",
+				       places[i]);
+	}
+	row(a, "fs.workspace-place", held_if(ok), false, "%s; %s", ev[0], ev[1]);
+}
+
 static const char *const ns_ids[] = { "ns.user", "ns.pid", "ns.mount", "ns.net",
 				      "ns.uts", "ns.ipc", "ns.cgroup" };
 
@@ -183,6 +248,8 @@ void sup_audit_outside(struct sup_audit *a, const struct pol_policy *pol, pid_t 
 	    k->no_new_privs);
 	row(a, "seccomp.filter", held_if(k->seccomp == 2 && k->seccomp_filters >= 1), false,
 	    "Seccomp %u, %u filter(s)", k->seccomp, k->seccomp_filters);
+	a->seccomp_mode = k->seccomp;
+	a->seccomp_filters = k->seccomp_filters;
 	row(a, "user.unprivileged",
 	    held_if(k->uid[0] == res->host_uid && (!res->init_userns || k->uid[0] != 0)), false,
 	    "host uid %u gid %u (%s mode)", k->uid[0], k->gid[0],
@@ -228,6 +295,10 @@ void sup_audit_outside(struct sup_audit *a, const struct pol_policy *pol, pid_t 
 		row(a, "fs.workspace", held_if(ws && has_opt(m.opts, "nosuid") &&
 					       has_opt(m.opts, "nodev")),
 		    false, "/workspace %s", ws ? m.opts : "missing");
+		/* The mount on top at /workspace: in mode changes, the overlay. */
+		a->ws_overlay = ws && !strcmp(m.fstype, "overlay");
+		(void)snprintf(a->ws_mount, sizeof(a->ws_mount), "%s (%s)",
+			       ws ? m.fstype : "missing", ws ? m.super : "-");
 		char first[256];
 		unsigned n = count_without(info, "nosuid", first, sizeof(first));
 		row(a, "fs.nosuid", held_if(n == 0), false, "%u mount(s) without nosuid%s%s", n,
@@ -235,6 +306,12 @@ void sup_audit_outside(struct sup_audit *a, const struct pol_policy *pol, pid_t 
 	}
 
 	a->net_shared = !pol->namespaces[POL_NS_NET];
+
+	/* Before the probes: the name the write-workspace probe will use is not on the host. */
+	a->ws_changes = res->changes_mode;
+	(void)snprintf(a->ws_name, sizeof(a->ws_name), ".warden-audit-%u", (unsigned)a->port);
+	a->ws_before = host_lookup(a);
+	sup_audit_workspace_place(a, pol->unsafe);
 
 	/* Interfaces of the worker's network namespace. */
 	char dev[4096];
@@ -503,12 +580,71 @@ void sup_audit_inside(struct sup_audit *a, const struct pol_policy *pol,
 	    held_if(p && nofile == pol->nofile && fsize == pol->fsize_bytes && core == 0), true,
 	    "%s", p ? p->detail : "no report");
 
+	/*
+	 * seccomp.setid: EPERM in every policy and in kill mode too (a mode with a set-id bit is
+	 * answered, never killed), the file's mode unchanged, under the filter seen outside.
+	 */
+	const struct sup_probe *su = find_probe(probes, n, "setuid-chmod");
+	const struct sup_probe *sg = find_probe(probes, n, "setgid-chmod");
+	ok = su && sg && su->err == EPERM && sg->err == EPERM && !strcmp(su->detail, "mode 0755") &&
+	     !strcmp(sg->detail, "mode 0755") && a->seccomp_mode == 2 && a->seccomp_filters >= 1;
+	row(a, "seccomp.setid", held_if(ok), true,
+	    "chmod 04755: %s, %s; chmod 02755: %s, %s; Seccomp %u, %u filter(s)",
+	    su ? (su->err ? strerror((int)su->err) : "SUCCEEDED") : "no report",
+	    su ? su->detail : "-",
+	    sg ? (sg->err ? strerror((int)sg->err) : "SUCCEEDED") : "no report",
+	    sg ? sg->detail : "-", a->seccomp_mode, a->seccomp_filters);
+
+	/* fs.changeset, first half: the write inside, and the host's tree right after it. */
+	p = find_probe(probes, n, "write-workspace");
+	a->ws_probed = p && !p->err && !strcmp(p->detail, a->ws_name);
+	(void)snprintf(a->ws_probe, sizeof(a->ws_probe), "%s%s%.200s",
+		       p ? (p->err ? strerror((int)p->err) : "wrote ") : "no report",
+		       p && p->err ? " writing " : "", p ? p->detail : "");
+	a->ws_during = host_lookup(a);
+
 	p = find_probe(probes, n, "hostname");
 	if (!pol->namespaces[POL_NS_UTS])
 		row(a, "uts.hostname", SUP_NA, true, "the host's uts namespace is shared");
 	else
 		row(a, "uts.hostname", held_if(p && !strcmp(p->detail, pol->hostname)), true,
 		    "hostname %s", p ? p->detail : "?");
+}
+
+static const char *lookup_word(int r)
+{
+	return r == 0 ? "PRESENT" : r == -ENOENT ? "absent" : r == 1 ? "not looked at" : strerror(-r);
+}
+
+/*
+ * fs.changeset: in mode changes the overlay is the mount on top at /workspace, the write the
+ * probe made inside is in no host directory entry before or right after it (the sandbox
+ * still lives, nothing is applied), and the run's changeset holds it.
+ */
+static void changeset_row(struct sup_audit *a, const struct sup_run_result *res)
+{
+	if (!a->ws_changes) {
+		row(a, "fs.changeset", SUP_NA, false,
+		    "workspace mode direct: the sandbox writes the host's tree itself (inside: %s; "
+		    "host tree: %s%s)", a->ws_probe, lookup_word(a->ws_after),
+		    a->ws_after == 0 ? ", the audit removed it" : "");
+		return;
+	}
+	const struct sup_chg_entry *e = NULL;
+	for (size_t i = 0; i < res->changes.n && !e; i++)
+		if (!strcmp(res->changes.v[i].path, a->ws_name))
+			e = &res->changes.v[i];
+	bool ok = a->ws_overlay && a->ws_probed && a->ws_before == -ENOENT &&
+		  a->ws_during == -ENOENT && a->ws_after == -ENOENT && e && e->kind == SUP_CHG_ADDED;
+	row(a, "fs.changeset", held_if(ok), false,
+	    "/workspace is %s; inside: %s; host tree: %s before, %s after the write, %s after "
+	    "the run; "
+	    "changeset %s %s%s%s%s (the audit discards it unapplied)",
+	    a->ws_mount, a->ws_probe, lookup_word(a->ws_before), lookup_word(a->ws_during),
+	    lookup_word(a->ws_after), res->changes_id[0] ? res->changes_id : "(none)",
+	    e ? "holds it (" : "does not hold it", e ? sup_chg_kind_name(e->kind) : "",
+	    e ? ", " : "", e ? (e->verdict == SUP_CHG_APPLIED ? "would be applied)"
+				: e->verdict == SUP_CHG_HELD ? "held)" : "refused)") : "");
 }
 
 void sup_audit_finish(struct sup_audit *a, const struct sup_run_result *res)
@@ -524,6 +660,7 @@ void sup_audit_finish(struct sup_audit *a, const struct sup_run_result *res)
 		(void)close(a->listen_fd);
 		a->listen_fd = -1;
 	}
+	changeset_row(a, res);
 	row(a, "lifetime.no-survivor", res->cg_version ? held_if(res->cg_emptied) : SUP_NA,
 	    false, "%s", res->cg_version ? (res->cg_emptied ? "the sandbox cgroup was empty "
 								"after the worker exited"
@@ -549,8 +686,25 @@ static const char usage[] =
 	"rlimits). Guarantees the policy deliberately weakens are reported as n/a with the\n"
 	"reason.\n"
 	"\n"
+	"The workspace is an empty scratch folder unless --workspace names one. One probe\n"
+	"writes .warden-audit-PORT there: in workspace mode changes the run's changeset is\n"
+	"never applied and is discarded afterwards; in mode direct the audit removes the file.\n"
+	"\n"
 	"Exit status: 0 every guarantee the policy requires held; 1 one was violated; 125 the\n"
 	"sandbox could not be built (as for warden run); 2 bad usage.\n";
+
+/*
+ * The probe's file, where it reached the host's tree (workspace mode direct, or a changeset
+ * that failed): the name was absent before the probes, so the file is the audit's own.
+ */
+static void remove_probe_file(const struct sup_audit *a)
+{
+	if (a->ws_fd < 0 || a->ws_before != -ENOENT || a->ws_after != 0)
+		return;
+	if (unlinkat(a->ws_fd, a->ws_name, 0) < 0)
+		log_errno(-errno, "remove the audit's file '%s' from the workspace, ignoring",
+			  a->ws_name);
+}
 
 int sup_cmd_audit(int argc, char **argv)
 {
@@ -597,27 +751,62 @@ int sup_cmd_audit(int argc, char **argv)
 		}
 		opts.workspace = scratch;
 	}
+	/*
+	 * The changeset the audit's run makes is never applied: its probe's file must not land
+	 * in the workspace. It is discarded below, once the probe's write has been found in it.
+	 */
+	opts.apply_set = true;
+	opts.apply = POL_WS_APPLY_NONE;
 	static char *argv_none[] = { (char *)"audit", NULL };
 	opts.argv = argv_none;
 	struct sup_audit *a = calloc(1, sizeof(*a));
 	if (!a) {
 		log_error("out of memory");
+		if (opts.workspace == scratch)
+			(void)rmdir(scratch);
 		return SUP_EXIT_SETUP;
 	}
 	sup_audit_init(a);
 	opts.audit = a;
+	/*
+	 * The host's side of the workspace, where fs.changeset looks for the probe's file. The
+	 * run opens the same path itself, with its own checks (wspath.h), and says why when it
+	 * cannot; this descriptor is only looked through, and written only to remove the
+	 * probe's own file. Without it the row cannot hold (host_lookup answers -EBADF).
+	 */
+	a->ws_fd = open(opts.workspace, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	/*
+	 * At the normal level the run's notes about its changeset ("kept ...: warden diff ID")
+	 * would name one the audit discards: only errors are printed while it runs.
+	 */
+	enum log_level level = sup_log_level;
+	if (level == LOG_LEVEL_NORMAL)
+		sup_log_level = LOG_LEVEL_QUIET;
 	struct sup_run_result res;
 	int code = sup_run(&opts, &res);
-	sup_run_result_done(&res); /* nothing below reads the changeset's report */
-	if (opts.workspace == scratch)
-		(void)rmdir(scratch);
+	sup_log_level = level;
+	a->ws_after = host_lookup(a);
+	remove_probe_file(a);
+	if (res.changes_id[0] && res.changes_kept) {
+		char *dargv[] = { (char *)"discard", res.changes_id, NULL };
+		if (sup_cmd_discard(2, dargv) != 0)
+			log_error("the audit's changeset %s could not be discarded: warden discard %s",
+				  res.changes_id, res.changes_id);
+	}
+	if (a->ws_fd >= 0)
+		(void)close(a->ws_fd);
+	a->ws_fd = -1;
+	if (opts.workspace == scratch && rmdir(scratch) < 0)
+		log_errno(-errno, "remove the scratch workspace %s, ignoring", scratch);
 	if (code != 0) {
+		sup_run_result_done(&res);
 		if (a->listen_fd >= 0)
 			(void)close(a->listen_fd);
 		free(a);
 		return code;
 	}
 	sup_audit_finish(a, &res);
+	sup_run_result_done(&res);
 	bool held = sup_audit_held(a);
 
 	struct utsname u;

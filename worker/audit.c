@@ -287,6 +287,65 @@ static void p_write_etc(struct outcome *o)
 	open_probe(o, "/etc/passwd", O_WRONLY);
 }
 
+/*
+ * fs.changeset: writes a file at the top of the workspace and names it in the detail. The
+ * name carries the port of the supervisor's listener (".warden-audit-PORT"), which the
+ * supervisor knows too: it looks for that name in the host's tree while the sandbox lives.
+ */
+static void p_write_workspace(struct outcome *o)
+{
+	static const char text[] = "written inside the sandbox by warden audit\n";
+	char path[64];
+	(void)snprintf(path, sizeof(path), "/workspace/.warden-audit-%u", (unsigned)host_port);
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		result(o, -1);
+		return;
+	}
+	ssize_t n = write(fd, text, sizeof(text) - 1);
+	if (n < 0)
+		result(o, -1);
+	else if (n != (ssize_t)sizeof(text) - 1)
+		o->err = EIO;
+	if (close(fd) < 0 && !o->err)
+		result(o, -1);
+	note(o, "%s", path + strlen("/workspace/"));
+}
+
+/*
+ * seccomp.setid: a file of the sandbox's own in /tmp, 0755, then chmod to mode (set-uid or
+ * set-gid); the errno of that chmod, and the mode the file has afterwards in the detail.
+ */
+static void setid_chmod(struct outcome *o, const char *path, mode_t mode)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0700);
+	if (fd < 0 || fchmod(fd, 0755) < 0) {
+		result(o, -1);
+		note(o, "could not make %s to try it on", path);
+		if (fd >= 0)
+			(void)close(fd);
+		return;
+	}
+	(void)close(fd);
+	result(o, chmod(path, mode));
+	struct stat st;
+	if (stat(path, &st) == 0)
+		note(o, "mode %04o", (unsigned)(st.st_mode & 07777));
+	else
+		note(o, "mode unknown (stat: %d)", errno);
+	(void)unlink(path);
+}
+
+static void p_setuid_chmod(struct outcome *o)
+{
+	setid_chmod(o, "/tmp/.warden-audit-setuid", 04755);
+}
+
+static void p_setgid_chmod(struct outcome *o)
+{
+	setid_chmod(o, "/tmp/.warden-audit-setgid", 02755);
+}
+
 static void p_proc_sys(struct outcome *o)
 {
 	open_probe(o, "/proc/sys/kernel/hostname", O_WRONLY);
@@ -462,6 +521,9 @@ static const struct probe probes[] = {
 	{ "write-root", p_write_root },
 	{ "write-etc-passwd", p_write_etc },
 	{ "write-proc-sys", p_proc_sys },
+	{ "write-workspace", p_write_workspace },
+	{ "setuid-chmod", p_setuid_chmod },
+	{ "setgid-chmod", p_setgid_chmod },
 	{ "read-kcore", p_kcore },
 	{ "write-sysrq", p_sysrq },
 	{ "dev-mem", p_dev_mem },
