@@ -5,6 +5,7 @@
  */
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,7 @@
 #include "host.h"
 #include "log.h"
 #include "policy.h"
+#include "statefs.h"
 #include "supervisor.h"
 
 DEFINE_CLEANUP(cJSON *, cJSON_Delete)
@@ -27,7 +29,7 @@ struct check {
 	const char *id;
 	enum status status;
 	bool required;
-	char detail[200];
+	char detail[320];
 	const char *remedy;
 };
 
@@ -100,7 +102,7 @@ int sup_cmd_doctor(int argc, char **argv)
 	struct sbx_host_facts f;
 	sbx_host_probe(pol, priv, cwd, &f);
 
-	struct check checks[16];
+	struct check checks[20];
 	size_t n = 0;
 	char buf[200];
 
@@ -156,13 +158,72 @@ int sup_cmd_doctor(int argc, char **argv)
 	    "optional: warden falls back to clone with CLONE_PIDFD", "available");
 	set(&checks[n++], "mount-api", true, f.mount_api,
 	    "Linux 5.12 or later (open_tree, move_mount, fsopen, mount_setattr)", "available");
+	char fs[24];
+	{
+		_cleanup_close_ int d = open(cwd, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		(void)snprintf(fs, sizeof(fs), "unknown");
+		if (d >= 0)
+			(void)sbx_fs_name(d, fs, sizeof(fs));
+	}
 	set(&checks[n++], "idmapped-mounts", priv, priv ? f.idmap_mounts : 0,
 	    "a filesystem that supports idmapped mounts for the workspace (ext4, xfs, btrfs, "
-	    "tmpfs on Linux 6.3+)",
-	    priv ? "the current directory's filesystem supports them"
-		 : "not needed: unprivileged runs map the sandbox user to you");
-	if (!priv)
+	    "tmpfs on Linux 6.3+)", "");
+	struct check *im = &checks[n - 1];
+	if (!priv) {
+		im->status = ST_INFO;
+		(void)snprintf(im->detail, sizeof(im->detail),
+			       "not needed: unprivileged runs map the sandbox user to you");
+	} else if (f.idmap_mounts == 0) {
+		(void)snprintf(im->detail, sizeof(im->detail),
+			       "the current directory's filesystem (%s) supports them", fs);
+	} else if (f.idmap_mounts == -EINVAL) {
+		/* Not a missing feature: the workspace fallback of docs/workspace.md applies. */
+		im->status = ST_INFO;
+		im->remedy = NULL;
+		(void)snprintf(im->detail, sizeof(im->detail),
+			       "the current directory's filesystem (%s) cannot be idmapped: mode "
+			       "changes copies such a workspace; mode direct runs the sandbox as its "
+			       "owner, never as root", fs);
+	} else {
+		(void)snprintf(im->detail, sizeof(im->detail), "the current directory's filesystem "
+			       "(%s): %s", fs, strerror(-f.idmap_mounts));
+	}
+	/* Where changesets go (supervisor/changes.c): the nearest folder that exists. */
+	char state[4096];
+	const char *xdg = secure_getenv("XDG_STATE_HOME"), *home = secure_getenv("HOME");
+	if (priv)
+		(void)snprintf(state, sizeof(state), "/var/lib/warden/changes");
+	else if (xdg && xdg[0] == '/')
+		(void)snprintf(state, sizeof(state), "%s/warden/changes", xdg);
+	else
+		(void)snprintf(state, sizeof(state), "%s/.local/state/warden/changes",
+			       home && home[0] == '/' ? home : "");
+	char want[sizeof(state)];
+	(void)snprintf(want, sizeof(want), "%s", state);
+	int sfd = -1;
+	for (char *slash; (sfd = open(state, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0 &&
+			  (slash = strrchr(state, '/')) && slash != state;)
+		*slash = '\0';
+	char sfs[24] = "unknown";
+	int holds = sfd >= 0 ? sbx_fs_holds_upper(sfd) : -ENOENT;
+	if (sfd >= 0) {
+		(void)sbx_fs_name(sfd, sfs, sizeof(sfs));
+		(void)close(sfd);
+	}
+	set(&checks[n++], "changes-state", true, holds < 0 ? holds : holds ? 0 : (priv ? 0 : -EXDEV),
+	    "set XDG_STATE_HOME to a directory on ext4, xfs, btrfs or tmpfs, or use "
+	    "--workspace-mode direct", "");
+	if (holds >= 0)
+		(void)snprintf(checks[n - 1].detail, sizeof(checks[n - 1].detail),
+			       holds > 0 ? "changesets go to %.160s (%s)"
+			       : priv ? "changesets go to a tmpfs warden mounts on %.120s: %s cannot "
+					"hold an overlay's upper layer (they last until this machine or "
+					"container stops)"
+				      : "%.160s is on %s, which cannot hold an overlay's upper layer",
+			       want, sfs);
+	if (holds == 0 && priv)
 		checks[n - 1].status = ST_INFO;
+
 	checks[n].id = "landlock";
 	checks[n].required = false;
 	checks[n].status = ST_INFO;
