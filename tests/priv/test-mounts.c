@@ -248,6 +248,28 @@ static void test_state_on_overlay(void **state)
 	th_expect_file(u, "held\n");
 }
 
+/* doctor names an overlayfs current directory and the fallback, and is still ready. */
+static void test_doctor_overlay(void **state)
+{
+	struct mt_fx *m = *state;
+	mount_overlay(m);
+	struct th_opts o = th_fx_opts(&m->fx, NULL);
+	o.workspace = NULL;
+	o.subcommand = "doctor";
+	o.cwd = m->proj;
+	const char *cmd[] = { "--json", NULL };
+	th_fx_run(&m->fx, &o, cmd);
+	const cJSON *doc = th_fx_expect_json(&m->fx);
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(doc, "ready")));
+	const cJSON *c, *found = NULL;
+	cJSON_ArrayForEach(c, cJSON_GetObjectItem(doc, "checks"))
+		if (!strcmp(th_json_str(c, "id"), "idmapped-mounts"))
+			found = c;
+	assert_non_null(found);
+	assert_string_equal(th_json_str(found, "status"), "info");
+	assert_non_null(strstr(th_json_str(found, "detail"), "(overlayfs) cannot be idmapped"));
+}
+
 #define T(fn) { &#fn[5], fn, fx_setup, fx_teardown, NULL }
 
 int main(void)
@@ -265,6 +287,7 @@ int main(void)
 		T(test_overlay_direct_root_refused),
 		T(test_overlay_direct_owner),
 		T(test_state_on_overlay),
+		T(test_doctor_overlay),
 	};
 	return _cmocka_run_group_tests("priv-mounts", tests, sizeof(tests) / sizeof(tests[0]),
 				       NULL, NULL);
