@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -236,43 +237,189 @@ static int enable_v2_controllers(const char *dir, bool cpu)
 	return write_at(fd, "cgroup.subtree_control", cpu ? "+memory +pids +cpu" : "+memory +pids");
 }
 
-static int create_v2(struct sbx_cgroup *cg, const char *name, bool cpu, const char **out_what)
+/* The leaf a supervisor moves itself into, inside a cgroup delegated to it (see below). */
+#define SUPERVISOR_LEAF "warden-supervisor"
+
+/* systemd marks the cgroup of a unit with Delegate=yes with this xattr ("1"). */
+static bool delegated(const char *dir)
 {
-	char own[PATH_MAX], ctls[16], base[PATH_MAX + 32], path[PATH_MAX * 2];
-	int r = own_cgroup(NULL, own, sizeof(own), ctls, sizeof(ctls));
+	static const char *const names[] = { "trusted.delegate", "user.delegate" };
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		char v[8];
+		ssize_t n = getxattr(dir, names[i], v, sizeof(v));
+		if (n == 1 && v[0] == '1')
+			return true;
+	}
+	return false;
+}
+
+static bool not_us(long pid, void *arg)
+{
+	bool *other = arg;
+	*other = pid != (long)getpid();
+	return *other;
+}
+
+static int each_proc(int dfd, size_t cap, bool (*fn)(long pid, void *arg), void *arg);
+
+/* Whether dir's cgroup.procs lists a process other than this one (true when unreadable). */
+static bool holds_others(const char *dir)
+{
+	_cleanup_close_ int fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	bool other = false;
+	if (fd < 0 || each_proc(fd, 65536, not_us, &other) < 0)
+		return true;
+	return other;
+}
+
+static int place_v2(struct sbx_cg_place *pl)
+{
+	char ctls[16];
+	int r = own_cgroup(NULL, pl->own, sizeof(pl->own), ctls, sizeof(ctls));
+	if (r < 0)
+		return r;
+	/*
+	 * A supervisor before this one (an earlier sandbox of this process, or a parent warden)
+	 * may have moved itself into the leaf inside its delegated cgroup: the sandboxes go
+	 * beside that leaf, not below it.
+	 */
+	char own[PATH_MAX];
+	(void)snprintf(own, sizeof(own), "%s", pl->own);
+	char *last = strrchr(own, '/');
+	if (last && last != own && strcmp(last + 1, SUPERVISOR_LEAF) == 0)
+		*last = '\0';
+	char dir[PATH_MAX];
+	int n = snprintf(dir, sizeof(dir), CG_ROOT "%s", strcmp(own, "/") ? own : "");
+	if (n < 0 || (size_t)n >= sizeof(dir))
+		return -ENAMETOOLONG;
+	pl->delegated = delegated(dir);
+	pl->shared = holds_others(dir);
+	/*
+	 * The top may be managed when it is the kernel's root cgroup (a cgroup namespace's top
+	 * is a cgroup with a cgroup.type file, like every non-root cgroup) and this process may
+	 * write its cgroup.subtree_control (root of the initial user namespace, a writable mount).
+	 */
+	bool top_ok = access(CG_ROOT "/cgroup.type", F_OK) < 0 && errno == ENOENT &&
+		      faccessat(AT_FDCWD, CG_ROOT "/cgroup.subtree_control", W_OK, AT_EACCESS) == 0;
+	if (pl->delegated && !pl->shared) {
+		pl->where = SBX_CG_V2_OWN;
+		pl->why = "warden's cgroup is delegated to it (Delegate=yes) and warden is alone in it";
+	} else if (top_ok) {
+		pl->where = SBX_CG_V2_TOP;
+		pl->why = !strcmp(own, "/") ? "warden runs in the root cgroup"
+			  : pl->delegated ? "warden's cgroup is delegated to it but holds other "
+					    "processes, which warden does not move"
+					  : "warden's cgroup is not delegated to it (a service, a "
+					    "session), and warden moves none of its processes";
+	} else {
+		pl->where = SBX_CG_V2_OWN;
+		pl->why = access(CG_ROOT "/cgroup.type", F_OK) == 0
+				  ? "the hierarchy's top is not the host's root cgroup (a cgroup "
+				    "namespace); warden's cgroup must be delegated to it"
+				  : "warden may not manage the root cgroup; its own cgroup must be "
+				    "delegated to it";
+	}
+	memcpy(pl->base, pl->where == SBX_CG_V2_TOP ? SBX_CG_V2_TOP_DIR : dir,
+	       pl->where == SBX_CG_V2_TOP ? sizeof(SBX_CG_V2_TOP_DIR) : (size_t)n + 1);
+	return 0;
+}
+
+int sbx_cgroup_place(struct sbx_cg_place *out)
+{
+	struct sbx_cg_place pl;
+	memset(&pl, 0, sizeof(pl));
+	int r = 0;
+	if (is_fs(CG_ROOT, CGROUP2_SUPER_MAGIC)) {
+		r = place_v2(&pl);
+	} else if (is_fs(CG_ROOT "/memory", CGROUP_SUPER_MAGIC) || is_fs(CG_ROOT, TMPFS_MAGIC)) {
+		char ctls[256];
+		r = own_cgroup("memory", pl.own, sizeof(pl.own), ctls, sizeof(ctls));
+		pl.where = SBX_CG_V1;
+		pl.why = "cgroup v1: below warden's own cgroup in each of the memory, pids, cpu "
+			 "and cpuacct hierarchies";
+	} else {
+		pl.where = SBX_CG_NOWHERE;
+		pl.why = "no cgroup hierarchy is mounted at " CG_ROOT;
+	}
+	if (r < 0)
+		return r;
+	*out = pl;
+	return 0;
+}
+
+/*
+ * Warden's own subtree at the top: the controllers enabled from the root down. The root
+ * cgroup is exempt from the no-internal-processes rule, and nothing but sandbox cgroups is
+ * ever put in the subtree, so neither write can meet EBUSY on that account.
+ */
+static int prepare_top(bool cpu, const char **out_what)
+{
+	int r = enable_v2_controllers(CG_ROOT, cpu);
 	if (r < 0) {
-		*out_what = "find the v2 cgroup in /proc/self/cgroup";
+		*out_what = cpu ? "enable the memory, pids and cpu controllers in the root cgroup"
+				: "enable the memory and pids controllers in the root cgroup";
 		return r;
 	}
-	(void)snprintf(base, sizeof(base), CG_ROOT "%s", strcmp(own, "/") ? own : "");
-	r = enable_v2_controllers(base, cpu);
+	if (mkdir(SBX_CG_V2_TOP_DIR, 0755) < 0 && errno != EEXIST) {
+		*out_what = "create " SBX_CG_V2_TOP_DIR;
+		return -errno;
+	}
+	r = enable_v2_controllers(SBX_CG_V2_TOP_DIR, cpu);
+	if (r < 0)
+		*out_what = cpu ? "enable the memory, pids and cpu controllers in " SBX_CG_V2_TOP_DIR
+				: "enable the memory and pids controllers in " SBX_CG_V2_TOP_DIR;
+	return r;
+}
+
+/* Below warden's own cgroup: it must be delegated to it, or be a cgroup namespace's top. */
+static int prepare_own(const char *base, bool cpu, const char **out_what)
+{
+	int r = enable_v2_controllers(base, cpu);
 	if (r == -EBUSY) {
 		/*
 		 * "No internal processes": our own cgroup holds us, so move the supervisor into
 		 * a leaf beside the sandboxes, then enable the controllers for the children.
+		 * Only this process moves; when others share the cgroup, the second try fails
+		 * with EBUSY again.
 		 */
-		char leaf[PATH_MAX * 2];
-		(void)snprintf(leaf, sizeof(leaf), "%s/warden-supervisor", base);
+		char leaf[PATH_MAX + 32];
+		(void)snprintf(leaf, sizeof(leaf), "%s/" SUPERVISOR_LEAF, base);
 		if (mkdir(leaf, 0755) < 0 && errno != EEXIST) {
 			*out_what = "create the supervisor's leaf cgroup";
 			return -errno;
 		}
 		_cleanup_close_ int lfd = open(leaf, O_PATH | O_DIRECTORY | O_CLOEXEC);
-		if (lfd < 0)
+		if (lfd < 0) {
+			*out_what = "open the supervisor's leaf cgroup";
 			return -errno;
+		}
 		char pid[16];
 		(void)snprintf(pid, sizeof(pid), "%d", (int)getpid());
 		r = write_at(lfd, "cgroup.procs", pid);
 		if (r >= 0)
 			r = enable_v2_controllers(base, cpu);
 	}
-	if (r < 0) {
+	if (r < 0)
 		*out_what = cpu ? "enable the memory, pids and cpu controllers"
 			  : "enable the memory and pids controllers";
+	return r;
+}
+
+static int create_v2(struct sbx_cgroup *cg, const char *name, bool cpu, const char **out_what)
+{
+	struct sbx_cg_place pl;
+	char path[PATH_MAX * 2];
+	int r = sbx_cgroup_place(&pl);
+	if (r < 0) {
+		*out_what = "find the v2 cgroup in /proc/self/cgroup";
 		return r;
 	}
-	collect_stale(base);
-	(void)snprintf(path, sizeof(path), "%s/%s", base, name);
+	r = pl.where == SBX_CG_V2_TOP ? prepare_top(cpu, out_what)
+				      : prepare_own(pl.base, cpu, out_what);
+	if (r < 0)
+		return r;
+	collect_stale(pl.base);
+	(void)snprintf(path, sizeof(path), "%s/%s", pl.base, name);
 	r = make_dir(path, &cg->dirfd[0]);
 	if (r < 0) {
 		*out_what = "create the v2 cgroup directory";
@@ -289,7 +436,7 @@ static int create_v2(struct sbx_cgroup *cg, const char *name, bool cpu, const ch
 	return 0;
 }
 
-static int apply_limits(const struct sbx_cgroup *cg, const struct pol_policy *pol,
+static int apply_limits(struct sbx_cgroup *cg, const struct pol_policy *pol,
 			const char **out_what)
 {
 	char v[64];
@@ -306,6 +453,7 @@ static int apply_limits(const struct sbx_cgroup *cg, const struct pol_policy *po
 		r = write_at(cg->dirfd[SBX_CG_MEMORY], "memory.oom.group", "1");
 		if (r < 0 && r != -ENOENT)
 			return *out_what = "set memory.oom.group", r;
+		cg->oom_group = r == 0;
 	} else {
 		r = write_at(cg->dirfd[SBX_CG_MEMORY], "memory.limit_in_bytes", v);
 		if (r < 0)
@@ -508,6 +656,9 @@ int sbx_cgroup_stats(const struct sbx_cgroup *cg, struct sbx_cg_stats *out)
 					 &s.cpu_usec) == 0;
 		(void)read_key_at(cg->dirfd[SBX_CG_MEMORY], "memory.events", "oom_kill",
 				  &s.oom_kills);
+		(void)read_key_at(cg->dirfd[SBX_CG_MEMORY], "memory.events", "oom_group_kill",
+				  &s.oom_group_kills);
+		s.oom_group = cg->oom_group;
 	} else if (cg->version == 1) {
 		s.have_memory_peak = read_u64_at(cg->dirfd[SBX_CG_MEMORY],
 						 "memory.max_usage_in_bytes",
@@ -523,6 +674,15 @@ int sbx_cgroup_stats(const struct sbx_cgroup *cg, struct sbx_cg_stats *out)
 	(void)read_key_at(cg->dirfd[SBX_CG_PIDS], "pids.events", "max", &s.pids_max_events);
 	*out = s;
 	return 0;
+}
+
+bool sbx_cgroup_group_oom_killed(const struct sbx_cg_stats *s)
+{
+	/*
+	 * With memory.oom.group set on the sandbox's cgroup, any OOM kill of one of its
+	 * processes takes them all; kernels before oom_group_kill only count oom_kill.
+	 */
+	return s->oom_group_kills > 0 || (s->oom_group && s->oom_kills > 0);
 }
 
 int sbx_cgroup_count_procs(const struct sbx_cgroup *cg)
@@ -594,5 +754,6 @@ int sbx_cgroup_destroy(struct sbx_cgroup *cg)
 		cg->path[i] = NULL;
 	}
 	cg->version = 0;
+	cg->oom_group = false;
 	return ret;
 }

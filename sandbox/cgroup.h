@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A per-sandbox cgroup: created and removed by the supervisor, on cgroup v2 (a delegated
- * subtree) or v1 (memory, pids, cpu and cpuacct hierarchies).
+ * A per-sandbox cgroup: created and removed by the supervisor, on cgroup v2 (warden's own
+ * subtree at the top of the hierarchy, or a subtree delegated to it) or v1 (memory, pids, cpu
+ * and cpuacct hierarchies).
  */
 #pragma once
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -23,6 +25,7 @@ struct sbx_cgroup {
 	int version;            /* 1 or 2; 0 when none */
 	int dirfd[SBX_CG_N];    /* v1: one directory per controller; v2: all equal */
 	char *path[SBX_CG_N];   /* absolute paths, for messages and removal */
+	bool oom_group;         /* v2: memory.oom.group is 1 (an OOM kill takes every process) */
 };
 
 /* What a cgroup measured; fields the hierarchy cannot report are left 0 with the flag off. */
@@ -30,18 +33,56 @@ struct sbx_cg_stats {
 	uint64_t memory_peak_bytes;
 	uint64_t cpu_usec;
 	uint64_t oom_kills;
+	uint64_t oom_group_kills; /* v2 memory.events oom_group_kill (Linux 5.18+), else 0 */
 	uint64_t pids_max_events;
 	bool have_memory_peak;
 	bool have_cpu;
+	bool oom_group;           /* copied from the cgroup */
 };
+
+/*
+ * Whether the kernel's OOM killer killed every process of the cgroup at once (v2 with
+ * memory.oom.group), the worker included: then the worker could not report the command's end.
+ */
+bool sbx_cgroup_group_oom_killed(const struct sbx_cg_stats *s);
+
+/* Where the sandbox cgroups of this host go (sbx_cgroup_place). */
+enum sbx_cg_where {
+	SBX_CG_NOWHERE,  /* no cgroup hierarchy is mounted */
+	SBX_CG_V1,       /* v1: below warden's own cgroup in each hierarchy */
+	SBX_CG_V2_TOP,   /* v2: warden's own subtree at the top, SBX_CG_V2_TOP_DIR */
+	SBX_CG_V2_OWN,   /* v2: below warden's own cgroup (delegated to it, or a namespace's) */
+};
+
+#define SBX_CG_V2_TOP_DIR "/sys/fs/cgroup/warden"
+
+struct sbx_cg_place {
+	enum sbx_cg_where where;
+	char own[PATH_MAX];     /* warden's cgroup as /proc/self/cgroup names it (v1: memory's) */
+	char base[PATH_MAX];    /* v2: the directory the sandbox cgroups are made in */
+	bool delegated;         /* v2: own carries systemd's delegate xattr */
+	bool shared;            /* v2: own holds processes other than warden */
+	const char *why;        /* static text: why this placement */
+};
+
+/*
+ * Decides where sandbox cgroups go, without changing anything. On v2, when warden may manage
+ * the root cgroup (root, and the hierarchy's top is the kernel's root cgroup rather than a
+ * cgroup namespace's) and its own cgroup is not delegated to it with warden alone in it, that
+ * is warden's own subtree at the top: its own cgroup (a systemd service, a login session)
+ * holds processes, so the no-internal-processes rule forbids controllers below it, and warden
+ * moves no process of the unit or session that started it. The root cgroup is exempt from
+ * that rule. Otherwise below its own cgroup. Returns 0 or -errno.
+ */
+int sbx_cgroup_place(struct sbx_cg_place *out);
 
 /* Zeroed storage with every fd -1. */
 void sbx_cgroup_init(struct sbx_cgroup *cg);
 
 /*
- * Creates a cgroup named name below the supervisor's own cgroup and applies pol's memory,
- * pids and cpu limits. Returns 0, or -errno with *out_what naming the step (a static string).
- * On failure anything created is removed again.
+ * Creates a cgroup named name where sbx_cgroup_place says and applies pol's memory, pids and
+ * cpu limits. Returns 0, or -errno with *out_what naming the step (a static string). On
+ * failure anything created is removed again (a v2 top subtree stays, for the next run).
  */
 int sbx_cgroup_create(struct sbx_cgroup *cg, const char *name, const struct pol_policy *pol,
 		      const char **out_what);
