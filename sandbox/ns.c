@@ -229,7 +229,7 @@ static int set_rlimit(int resource, uint64_t value)
 	return 0;
 }
 
-static int apply_rlimits(const struct pol_policy *pol)
+static int apply_rlimits(const struct pol_policy *pol, bool cgroup)
 {
 	int r = set_rlimit(RLIMIT_CORE, 0);
 	if (r < 0)
@@ -238,10 +238,15 @@ static int apply_rlimits(const struct pol_policy *pol)
 	if (r < 0)
 		return r;
 	/*
-	 * nproc 0: one more than the cgroup's pids limit (which also counts the worker), so the
-	 * cgroup refuses first where there is one and its counter shows it.
+	 * nproc 0 with a cgroup: twice its pids limit, so that the cgroup refuses every fork
+	 * that is refused and pids.events counts it. A fork is charged to RLIMIT_NPROC at its
+	 * start and to the pids controller near its end, so a fork bomb's forks in flight
+	 * (at most one per task, and the cgroup holds at most pids tasks) count only there; at
+	 * pids + 1 they made the rlimit refuse first, unseen. Without a cgroup the rlimit is
+	 * the limit: pids + 1, the worker counting too.
 	 */
-	r = set_rlimit(RLIMIT_NPROC, pol->nproc ? pol->nproc : pol->pids + 1);
+	uint64_t nproc = pol->nproc ? pol->nproc : cgroup ? pol->pids * 2 : pol->pids + 1;
+	r = set_rlimit(RLIMIT_NPROC, nproc);
 	if (r < 0)
 		return r;
 	return set_rlimit(RLIMIT_FSIZE, pol->fsize_bytes);
@@ -342,7 +347,7 @@ _Noreturn void sbx_child_main(const struct sbx_config *cfg)
 	if (r < 0)
 		child_fail(sync_fd, r, step);
 
-	r = apply_rlimits(cfg->pol);
+	r = apply_rlimits(cfg->pol, cfg->cg_join != NULL);
 	if (r < 0)
 		child_fail(sync_fd, r, "set resource limits");
 
