@@ -7,11 +7,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "cgroup.h"
 #include "cleanup.h"
 #include "config.h"
 #include "host.h"
@@ -55,6 +57,79 @@ static void set(struct check *c, const char *id, bool required, int r, const cha
 		(void)snprintf(c->detail, sizeof(c->detail), "%s", ok_detail);
 	else
 		(void)snprintf(c->detail, sizeof(c->detail), "%s", strerror(-r));
+}
+
+/* c's detail, truncated to fit. */
+__attribute__((format(printf, 2, 3))) static void detail(struct check *c, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	(void)vsnprintf(c->detail, sizeof(c->detail), fmt, ap);
+	va_end(ap);
+}
+
+/* Where this host's sandbox cgroups go, and why (sbx_cgroup_place). */
+static void cgroup_placement(struct check *c)
+{
+	c->id = "cgroup.placement";
+	c->required = false;
+	c->status = ST_INFO;
+	c->remedy = NULL;
+	struct sbx_cg_place pl;
+	int r = sbx_cgroup_place(&pl);
+	if (r < 0)
+		detail(c, "unknown: /proc/self/cgroup: %s", strerror(-r));
+	else if (pl.where == SBX_CG_V2_TOP || pl.where == SBX_CG_V2_OWN)
+		detail(c, "%s/warden-*, as %s (warden is in %s)", pl.base, pl.why, pl.own);
+	else if (pl.where == SBX_CG_V1)
+		detail(c, "%s (warden is in %s)", pl.why, pl.own);
+	else
+		detail(c, "%s", pl.why);
+}
+
+/*
+ * The root mount's propagation, from /proc/self/mountinfo (the kernel's text): its optional
+ * fields (shared:N, master:N, propagate_from:N, unbindable), or none for a private mount.
+ */
+static void root_propagation(struct check *c)
+{
+	c->id = "mount.propagation";
+	c->required = false;
+	c->status = ST_INFO;
+	c->remedy = NULL;
+	_cleanup_fclose_ FILE *f = fopen("/proc/self/mountinfo", "re");
+	_cleanup_free_ char *line = NULL;
+	size_t cap = 0;
+	char tags[128] = "";
+	bool found = false;
+	while (f && getline(&line, &cap, f) > 0) {
+		/* id parent maj:min root mountpoint options [optional...] - fstype source opts */
+		char *save = NULL, *tok = strtok_r(line, " \n", &save);
+		for (int i = 1; tok && i < 5; i++)
+			tok = strtok_r(NULL, " \n", &save);
+		if (!tok || strcmp(tok, "/") != 0)
+			continue;
+		found = true; /* the last mount on / is the one in view */
+		tags[0] = '\0';
+		(void)strtok_r(NULL, " \n", &save); /* the mount options */
+		size_t used = 0;
+		while ((tok = strtok_r(NULL, " \n", &save)) && strcmp(tok, "-") != 0) {
+			int k = snprintf(tags + used, sizeof(tags) - used, "%s%s", used ? " " : "",
+					 tok);
+			if (k < 0 || (size_t)k >= sizeof(tags) - used)
+				break;
+			used += (size_t)k;
+		}
+	}
+	if (!found)
+		detail(c, "unknown: no mount on / in /proc/self/mountinfo");
+	else if (!strncmp(tags, "shared:", 7))
+		detail(c, "the root mount is shared (%s), systemd's default: mounts on it "
+			  "propagate to its peers, so warden makes every mount tree it mounts on "
+			  "private first", tags);
+	else
+		detail(c, "the root mount is %s%s%s", tags[0] ? "not shared (" : "private", tags,
+		       tags[0] ? ")" : "");
 }
 
 int sup_cmd_doctor(int argc, char **argv)
@@ -129,14 +204,21 @@ int sup_cmd_doctor(int argc, char **argv)
 		(void)snprintf(checks[n - 1].detail, sizeof(checks[n - 1].detail), "%s", buf);
 	}
 
-	set(&checks[n++], "cgroup", true, f.cgroup_create,
-	    f.cgroup_version == 1
-		    ? "cgroup v1 cannot be delegated to a normal user: run warden as root, or "
-		      "accept no cgroup with 'unsafe: [no-cgroup]' in the policy (recorded)"
-		    : "run warden as root, or in a delegated cgroup v2 subtree "
-		      "(systemd-run --user --scope -p Delegate=yes ...), or opt out with "
-		      "'unsafe: [no-cgroup]' (recorded)",
-	    "");
+	const char *cgroup_remedy =
+		f.cgroup_version == 1
+			? (priv ? "mount the v1 memory, pids, cpu and cpuacct hierarchies, or "
+				  "accept no cgroup with 'unsafe: [no-cgroup]' in the policy "
+				  "(recorded)"
+				: "cgroup v1 cannot be delegated to a normal user: run warden as "
+				  "root, or accept no cgroup with 'unsafe: [no-cgroup]' in the "
+				  "policy (recorded)")
+		: priv ? "start warden alone in a cgroup delegated to it (systemd-run --scope -p "
+			 "Delegate=yes -- warden ...) or with a writable /sys/fs/cgroup, or opt "
+			 "out with 'unsafe: [no-cgroup]' (recorded)"
+		       : "run warden in a delegated cgroup v2 subtree (systemd-run --user --scope "
+			 "-p Delegate=yes -- warden ...), or as root, or opt out with "
+			 "'unsafe: [no-cgroup]' (recorded)";
+	set(&checks[n++], "cgroup", true, f.cgroup_create, cgroup_remedy, "");
 	if (f.cgroup_create == 0)
 		(void)snprintf(checks[n - 1].detail, sizeof(checks[n - 1].detail),
 			       "cgroup v%d: a sandbox cgroup with memory and pids limits was created "
@@ -145,6 +227,8 @@ int sup_cmd_doctor(int argc, char **argv)
 		(void)snprintf(checks[n - 1].detail, sizeof(checks[n - 1].detail),
 			       "cgroup v%d: %s: %s", f.cgroup_version, f.cgroup_step,
 			       strerror(-f.cgroup_create));
+	cgroup_placement(&checks[n++]);
+	root_propagation(&checks[n++]);
 
 	set(&checks[n++], "seccomp.filter", true, f.seccomp_filter,
 	    "a kernel built with CONFIG_SECCOMP_FILTER", "a seccomp filter can be installed");
