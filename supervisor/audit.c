@@ -364,8 +364,27 @@ void sup_audit_outside(struct sup_audit *a, const struct pol_policy *pol, pid_t 
 		v[n > 0 ? n : 0] = '\0';
 		v[strcspn(v, "\n")] = '\0';
 		unsigned long long mem = strtoull(v, NULL, 10);
-		row(a, "limits.memory", held_if(n > 0 && mem == pol->memory_bytes), false,
-		    "%s = %s (policy %" PRIu64 ")", memfile, v, pol->memory_bytes);
+		/*
+		 * No swap: v2 memory.swap.max 0, v1 memory.memsw.limit_in_bytes (memory and swap
+		 * together) the same limit. Without swap accounting the file is absent, and only
+		 * a host without active swap (/proc/swaps lists none) then has none to give.
+		 */
+		const char *swapfile = cg->version == 2 ? "memory.swap.max"
+							: "memory.memsw.limit_in_bytes";
+		char sw[64], swaps[256];
+		int sr = io_read_at(cg->dirfd[SBX_CG_MEMORY], swapfile, sw, sizeof(sw));
+		sw[sr > 0 ? strcspn(sw, "\n") : 0] = '\0';
+		bool noswap = false;
+		if (sr > 0) {
+			noswap = cg->version == 2 ? !strcmp(sw, "0")
+						  : strtoull(sw, NULL, 10) == pol->memory_bytes;
+		} else if (sr == -ENOENT && read_text("/proc/swaps", swaps, sizeof(swaps)) > 0) {
+			const char *nl = strchr(swaps, '\n'); /* the header line only */
+			noswap = nl && !nl[1];
+		}
+		row(a, "limits.memory", held_if(n > 0 && mem == pol->memory_bytes && noswap), false,
+		    "%s = %s (policy %" PRIu64 "), %s %s", memfile, v, pol->memory_bytes, swapfile,
+		    sr > 0 ? sw : sr == -ENOENT ? "absent (no swap accounting)" : "unreadable");
 		int pfd = openat(cg->dirfd[SBX_CG_PIDS], "pids.max", O_RDONLY | O_CLOEXEC);
 		n = pfd >= 0 ? read(pfd, v, sizeof(v) - 1) : -1;
 		if (pfd >= 0)
