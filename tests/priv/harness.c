@@ -81,24 +81,36 @@ void th_cannot_run(const char *fmt, ...)
 /*
  * A container's root is overlayfs, which cannot be idmapped, and warden refuses mode direct
  * in a root-owned workspace there (docs/workspace.md). So that the suite still tests every
- * mode, a temporary directory on overlayfs is covered, in a private mount namespace of this
- * program (which warden, its child, shares), by a tmpfs; test-mounts tests the fallback on
- * overlayfs itself.
+ * mode, when the temporary directory is on overlayfs this program makes a folder in it,
+ * mounts a tmpfs on that folder in a private mount namespace of its own (which warden, its
+ * child, shares) and makes it TMPDIR; test-mounts tests the fallback on overlayfs itself.
  */
+static char private_tmp[PATH_MAX];
+
+static void private_tmp_remove(void)
+{
+	if (private_tmp[0] && umount2(private_tmp, MNT_DETACH) == 0)
+		(void)rmdir(private_tmp);
+}
+
 static void idmappable_tmp(void)
 {
 	const char *base = secure_getenv("TMPDIR");
 	if (!base || !*base)
 		base = "/tmp";
 	struct statfs sf;
-	if (statfs(base, &sf) < 0 || sf.f_type != OVERLAYFS_SUPER_MAGIC)
+	if (private_tmp[0] || statfs(base, &sf) < 0 || sf.f_type != OVERLAYFS_SUPER_MAGIC)
 		return;
-	if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
-	    mount("tmpfs", base, "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") < 0)
-		th_cannot_run("cover the overlayfs temporary directory %s with a tmpfs: %s", base,
+	(void)snprintf(private_tmp, sizeof(private_tmp), "%s/warden-priv-tmp-XXXXXX", base);
+	if (!mkdtemp(private_tmp) || unshare(CLONE_NEWNS) < 0 ||
+	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+	    mount("tmpfs", private_tmp, "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") < 0 ||
+	    setenv("TMPDIR", private_tmp, 1) < 0)
+		th_cannot_run("a tmpfs for workspaces under the overlayfs directory %s: %s", base,
 			      strerror(errno));
+	(void)atexit(private_tmp_remove);
 	(void)fprintf(stderr, "note: %s is on overlayfs; this program's workspaces are on a "
-		      "private tmpfs there\n", base);
+		      "private tmpfs at %s\n", base, private_tmp);
 }
 
 void th_require_privileged(void)
