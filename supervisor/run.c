@@ -605,17 +605,6 @@ static void finish_pipe(int *fd, struct sup_sink *k)
 	}
 }
 
-/*
- * Whether the kernel's OOM killer took the whole sandbox at once, the worker with the command
- * (cgroup v2's memory.oom.group): then the worker's end before its report is no violation.
- */
-static bool group_oom_killed(const struct run_state *st)
-{
-	struct sbx_cg_stats s;
-	return st->cg.version && sbx_cgroup_stats(&st->cg, &s) == 0 &&
-	       sbx_cgroup_group_oom_killed(&s);
-}
-
 enum loop_end {
 	END_WORKER_EXITED,   /* pidfd readable */
 	END_TIMEOUT,
@@ -679,8 +668,7 @@ static enum loop_end event_loop(struct run_state *st, int until, uint64_t deadli
 			if (r == -ECONNRESET || r == -EAGAIN) {
 				if (r == -ECONNRESET) {
 					/* Closed: only fine once the worker is exiting. */
-					if (until < 0 || st->chan_state.state == SUP_CHAN_DONE ||
-					    group_oom_killed(st))
+					if (until < 0 || st->chan_state.state == SUP_CHAN_DONE)
 						return END_CHANNEL_CLOSED;
 					sup_channel_violation(&st->chan_state, -1,
 							      "worker closed the channel early");
@@ -973,8 +961,8 @@ static int prepare(struct run_state *st, const struct sup_run_opts *opts,
 	 * Workspace: in mode changes, a changeset whose layer takes every write; in mode direct,
 	 * placeholders for missing protected paths.
 	 */
-	st->use_changes = st->pol->ws_mode == POL_WS_CHANGES && !opts->direct_workspace &&
-			  !opts->workspace_overlay;
+	st->use_changes = (st->pol->ws_mode == POL_WS_CHANGES || opts->changes_workspace) &&
+			  !opts->direct_workspace && !opts->workspace_overlay;
 	res->changes_mode = st->use_changes;
 	if (st->use_changes) {
 		char what_cs[PATH_MAX + 64];
@@ -1193,17 +1181,6 @@ static int finish_signal(struct sup_run_result *res, int sig)
 	return res->exit_code;
 }
 
-static int finish_oom(struct sup_run_result *res)
-{
-	res->reason = SUP_REASON_OOM;
-	res->signal = SIGKILL;
-	res->exit_code = 128 + SIGKILL;
-	(void)snprintf(res->error, sizeof(res->error), "the memory limit was reached; the OOM "
-		       "killer killed the whole sandbox (memory.oom.group)");
-	log_info("%s", res->error);
-	return res->exit_code;
-}
-
 static int finish_timeout(struct sup_run_result *res, uint64_t ms)
 {
 	res->reason = SUP_REASON_WALL_TIMEOUT;
@@ -1312,12 +1289,7 @@ ended:
 	case END_STAGE:
 		break;
 	}
-	/*
-	 * The worker died or closed the channel before reporting: a violation, unless the OOM
-	 * killer took it with the command.
-	 */
-	if (group_oom_killed(st))
-		return finish_oom(res);
+	/* The worker died or closed the channel before reporting: a violation. */
 	sup_channel_violation(&st->chan_state, -1, "worker ended before reporting the command's end");
 	note_violation(res, &st->chan_state);
 	return res->exit_code;
@@ -1367,7 +1339,7 @@ int sup_run(const struct sup_run_opts *opts, struct sup_run_result *res)
 	finish_pipe(&st.err_pipe[0], opts->err);
 	/* And in the changeset's layer: apply its safe part, keep the rest. */
 	if (st.cs.dir_fd >= 0) {
-		bool apply = st.pol->ws_apply == POL_WS_APPLY_SAFE;
+		bool apply = st.pol->ws_apply == POL_WS_APPLY_SAFE || opts->changes_workspace;
 		int r = sup_changeset_finish(&st.cs, res->privileged, st.workspace_fd, apply, st.pol,
 					     &res->changes, &res->changes_kept);
 		res->changes_applied = apply && r >= 0;

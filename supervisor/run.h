@@ -89,6 +89,7 @@ struct sup_run_opts {
 	const char *reference;    /* host folder bound read-only at /reference, or NULL */
 	bool workspace_overlay;   /* the command's writes to the workspace vanish with it */
 	bool direct_workspace;    /* workspace mode direct whatever the policy says */
+	bool changes_workspace;   /* mode changes, applied safe, whatever the policy says */
 };
 
 struct sup_audit;
