@@ -605,6 +605,17 @@ static void finish_pipe(int *fd, struct sup_sink *k)
 	}
 }
 
+/*
+ * Whether the kernel's OOM killer took the whole sandbox at once, the worker with the command
+ * (cgroup v2's memory.oom.group): then the worker's end before its report is no violation.
+ */
+static bool group_oom_killed(const struct run_state *st)
+{
+	struct sbx_cg_stats s;
+	return st->cg.version && sbx_cgroup_stats(&st->cg, &s) == 0 &&
+	       sbx_cgroup_group_oom_killed(&s);
+}
+
 enum loop_end {
 	END_WORKER_EXITED,   /* pidfd readable */
 	END_TIMEOUT,
@@ -668,7 +679,8 @@ static enum loop_end event_loop(struct run_state *st, int until, uint64_t deadli
 			if (r == -ECONNRESET || r == -EAGAIN) {
 				if (r == -ECONNRESET) {
 					/* Closed: only fine once the worker is exiting. */
-					if (until < 0 || st->chan_state.state == SUP_CHAN_DONE)
+					if (until < 0 || st->chan_state.state == SUP_CHAN_DONE ||
+					    group_oom_killed(st))
 						return END_CHANNEL_CLOSED;
 					sup_channel_violation(&st->chan_state, -1,
 							      "worker closed the channel early");
@@ -1181,6 +1193,17 @@ static int finish_signal(struct sup_run_result *res, int sig)
 	return res->exit_code;
 }
 
+static int finish_oom(struct sup_run_result *res)
+{
+	res->reason = SUP_REASON_OOM;
+	res->signal = SIGKILL;
+	res->exit_code = 128 + SIGKILL;
+	(void)snprintf(res->error, sizeof(res->error), "the memory limit was reached; the OOM "
+		       "killer killed the whole sandbox (memory.oom.group)");
+	log_info("%s", res->error);
+	return res->exit_code;
+}
+
 static int finish_timeout(struct sup_run_result *res, uint64_t ms)
 {
 	res->reason = SUP_REASON_WALL_TIMEOUT;
@@ -1289,7 +1312,12 @@ ended:
 	case END_STAGE:
 		break;
 	}
-	/* The worker died or closed the channel before reporting: a violation. */
+	/*
+	 * The worker died or closed the channel before reporting: a violation, unless the OOM
+	 * killer took it with the command.
+	 */
+	if (group_oom_killed(st))
+		return finish_oom(res);
 	sup_channel_violation(&st->chan_state, -1, "worker ended before reporting the command's end");
 	note_violation(res, &st->chan_state);
 	return res->exit_code;
