@@ -12,6 +12,12 @@
  *
  * A failure leaves what was built so far in place (a half-copied workspace); the caller
  * abandons the run. Only sup_rundir_create removes what it made, since it hands back nothing.
+ *
+ * The workspace's contents are made and changed only by a child that has become the
+ * workspace's owner (as_owner): the template copy, so that the task's files are the owner's
+ * and the idmapped mount hands them to each sandbox, and the scrub, which reads names and
+ * modes a sandbox chose. The child's answer comes back in one record read with the frame
+ * codec's bounded reader.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -23,18 +29,24 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/capability.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "channel.h"
 #include "cleanup.h"
 #include "io-util.h"
 #include "rundir.h"
+#include "sandbox.h"
+#include "wire.h"
 
 DEFINE_CLEANUP(DIR *, closedir)
 
-#define RUNDIR_MODE 0755u
+#define RUNDIR_MODE 0755u        /* the output folder, the workspace, folders in it */
+#define RUNDIR_RUN_MODE 0700u    /* a run folder: the agent's output, its owner's eyes only */
 #define RUNDIR_WORKSPACE "workspace"
 #define RUNDIR_RECORD "record.json"
 #define RUNDIR_STAMP_LEN 16u      /* YYYYMMDDTHHMMSSZ */
@@ -203,14 +215,14 @@ int sup_rundir_create(const char *out_dir, const char *task_id, const struct tim
 				 rnd[1], rnd[2], rnd[3]);
 		if (n < 0 || (size_t)n != name_len)
 			return fail(-EINVAL, why, why_len, "run folder: cannot format its name");
-		r = mkdirat(out_fd, name, RUNDIR_MODE) < 0 ? -errno : 0;
+		r = mkdirat(out_fd, name, RUNDIR_RUN_MODE) < 0 ? -errno : 0;
 	}
 	if (r < 0)
 		return fail(r, why, why_len, "run folder '%s/%s' cannot be created: %s", out_dir,
 			    name, strerror(-r));
 
 	/* From here on, a failure removes the run folder again: the caller gets nothing back. */
-	_cleanup_close_ int run_fd = open_and_chmod(out_fd, name, RUNDIR_MODE);
+	_cleanup_close_ int run_fd = open_and_chmod(out_fd, name, RUNDIR_RUN_MODE);
 	if (run_fd < 0) {
 		r = run_fd;
 		(void)unlinkat(out_fd, name, AT_REMOVEDIR);
@@ -658,6 +670,301 @@ int sup_rundir_write_files(int ws_fd, const struct pol_task_file *files, size_t 
 			return r;
 	}
 	return 0;
+}
+
+/* ---- the workspace's owner: sup_rundir_fill, sup_rundir_scrub ------------------------ */
+
+/*
+ * A child's answer, in the frame codec's layout (wire.h): u32 err (0, or a positive errno),
+ * u32 count (what it changed), str why (at most RUNDIR_WHY_MAX bytes).
+ */
+#define RUNDIR_WHY_MAX 1024u
+#define RUNDIR_REPLY_MAX (4u + 4u + 4u + RUNDIR_WHY_MAX)
+
+/* What a child does once it is the owner: a count >= 0 or -errno with why. */
+struct as_owner {
+	bool privileged;
+	uint32_t uid, gid;
+	uint64_t keep;   /* capabilities kept (privileged) */
+	int (*fn)(void *arg, char *why, size_t why_len);
+	void *arg;
+};
+
+static _Noreturn void owner_child(const struct as_owner *o, int out)
+{
+	char why[RUNDIR_WHY_MAX + 1] = "";
+	int r = o->privileged ? sbx_become_owner(o->uid, o->gid, o->keep)
+			      : sbx_drop_privileges_unprivileged();
+	if (r < 0)
+		(void)fail(r, why, sizeof(why), "cannot become the workspace's owner (uid %" PRIu32
+			   "): %s", o->uid, strerror(-r));
+	else
+		r = o->fn(o->arg, why, sizeof(why));
+	uint8_t buf[RUNDIR_REPLY_MAX];
+	struct wire_wr w;
+	wire_wr_init(&w, buf, sizeof(buf));
+	bool ok = wire_put_u32(&w, r < 0 ? (uint32_t)-r : 0) &&
+		  wire_put_u32(&w, r < 0 ? 0 : (uint32_t)r) &&
+		  wire_put_str(&w, why, strnlen(why, RUNDIR_WHY_MAX), RUNDIR_WHY_MAX);
+	_exit(ok && io_write_all(out, buf, w.len) == 0 ? 0 : 1);
+}
+
+/*
+ * Runs o->fn in a child that has become the owner (see struct as_owner) and returns its
+ * answer: the count, or -errno with why. A child that ends otherwise than by answering once
+ * is -ECHILD; an answer that does not decode is -EBADMSG.
+ */
+static int run_as_owner(const struct as_owner *o, char *why, size_t why_len)
+{
+	int p[2];
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return fail(-errno, why, why_len, "workspace: pipe: %s", strerror(errno));
+	_cleanup_close_ int rd = p[0];
+	_cleanup_close_ int wr = p[1];
+	pid_t pid = fork();
+	if (pid < 0)
+		return fail(-errno, why, why_len, "workspace: fork: %s", strerror(errno));
+	if (pid == 0) {
+		(void)close(TAKE_FD(rd));
+		owner_child(o, wr);
+	}
+	(void)close(TAKE_FD(wr));
+	char buf[RUNDIR_REPLY_MAX + 1];
+	int n = io_read_fd(rd, buf, sizeof(buf));
+	int status = 0;
+	while (waitpid(pid, &status, 0) < 0) {
+		if (errno != EINTR)
+			return fail(-errno, why, why_len, "workspace: waitpid: %s", strerror(errno));
+	}
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || n < 0)
+		return fail(-ECHILD, why, why_len, "workspace: the owner's child ended without an "
+			    "answer (%s %d)", WIFSIGNALED(status) ? "signal" : "status",
+			    WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+	struct wire_rd rd_view;
+	wire_rd_init(&rd_view, buf, (size_t)n);
+	uint32_t err = 0, count = 0;
+	_cleanup_free_ char *text = NULL;
+	if (!wire_get_u32(&rd_view, &err) || !wire_get_u32(&rd_view, &count) ||
+	    !wire_get_str(&rd_view, RUNDIR_WHY_MAX, &text) || !wire_done(&rd_view) ||
+	    err > 4095 || count > INT32_MAX)
+		return fail(-EBADMSG, why, why_len, "workspace: the owner's child gave a malformed "
+			    "answer");
+	if (err)
+		return fail(-(int)err, why, why_len, "%s", text);
+	return (int)count;
+}
+
+struct fill {
+	int ws_fd;
+	const char *template_path;
+	const struct pol_task_file *files;
+	size_t n;
+};
+
+static int fill_as_owner(void *arg, char *why, size_t why_len)
+{
+	const struct fill *f = arg;
+	int r = f->template_path ? sup_rundir_copy_template(f->template_path, f->ws_fd, why,
+							    why_len)
+				 : 0;
+	if (r >= 0)
+		r = sup_rundir_write_files(f->ws_fd, f->files, f->n, why, why_len);
+	return r < 0 ? r : 0;
+}
+
+int sup_rundir_fill(int ws_fd, bool privileged, uint32_t uid, uint32_t gid,
+		    const char *template_path, const struct pol_task_file *files, size_t n,
+		    char *why, size_t why_len)
+{
+	if (ws_fd < 0 || (n > 0 && !files))
+		return fail(-EINVAL, why, why_len, "workspace: missing argument");
+	if (privileged && fchown(ws_fd, uid, gid) < 0)
+		return fail(-errno, why, why_len, "workspace: cannot be given to uid %" PRIu32 ": %s",
+			    uid, strerror(errno));
+	struct fill f = { .ws_fd = ws_fd, .template_path = template_path, .files = files, .n = n };
+	struct as_owner o = {
+		.privileged = privileged,
+		.uid = uid,
+		.gid = gid,
+		.keep = (1ull << CAP_DAC_READ_SEARCH) | (1ull << CAP_DAC_OVERRIDE),
+		.fn = fill_as_owner,
+		.arg = &f,
+	};
+	int r = run_as_owner(&o, why, why_len);
+	return r < 0 ? r : 0;
+}
+
+/* The scrub's walk: the workspace-relative path at hand, for its lines and its failures. */
+struct scrub {
+	int log_fd;
+	uint32_t changed;
+	char rel[PATH_MAX];
+	size_t rel_len;
+	char *why;
+	size_t why_len;
+};
+
+static int scrub_fail(struct scrub *s, int r, const char *what)
+{
+	char q[PATH_MAX];
+	sup_escape(s->rel_len ? s->rel : ".", q, sizeof(q));
+	return fail(r, s->why, s->why_len, "workspace entry '%s': %s: %s", q, what, strerror(-r));
+}
+
+/* "scrub: WHAT 'PATH'" to the log, the path escaped; a log that cannot be written is a log. */
+static void scrub_note(struct scrub *s, const char *what)
+{
+	char q[PATH_MAX], line[PATH_MAX + 128];
+	sup_escape(s->rel_len ? s->rel : ".", q, sizeof(q));
+	int n = snprintf(line, sizeof(line), "scrub: %s '%s'\n", what, q);
+	if (s->log_fd >= 0 && n > 0)
+		(void)io_write_all(s->log_fd, line, (size_t)n < sizeof(line) ? (size_t)n
+									     : sizeof(line) - 1);
+	s->changed++;
+}
+
+/* Opens name in dfd without leaving dfd, following a symlink, or crossing a mount. */
+static int scrub_open(int dfd, const char *name, uint64_t flags)
+{
+	return io_openat2(dfd, name, flags | O_NOFOLLOW | O_NOCTTY,
+			  RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
+				  RESOLVE_NO_XDEV);
+}
+
+/* Clears the set-id and sticky bits of the open file or folder fd, whose stat is st. */
+static int scrub_mode(struct scrub *s, int fd, const struct stat *st)
+{
+	mode_t extra = st->st_mode & (S_ISUID | S_ISGID | S_ISVTX);
+	if (!extra)
+		return 0;
+	if (fchmod(fd, st->st_mode & 0777) < 0)
+		return scrub_fail(s, -errno, "fchmod");
+	char what[64];
+	(void)snprintf(what, sizeof(what), "cleared the mode bits %04o of", (unsigned)extra);
+	scrub_note(s, what);
+	return 0;
+}
+
+static int scrub_dir(struct scrub *s, int dir_owned, unsigned depth);
+
+static int scrub_entry(struct scrub *s, int dfd, const char *name, unsigned depth)
+{
+	size_t saved = s->rel_len, len = strlen(name);
+	if (saved + 1 + len >= sizeof(s->rel))
+		return fail(-ENAMETOOLONG, s->why, s->why_len,
+			    "workspace: a path longer than %zu bytes", sizeof(s->rel) - 1);
+	if (saved)
+		s->rel[s->rel_len++] = '/';
+	memcpy(s->rel + s->rel_len, name, len + 1);
+	s->rel_len += len;
+
+	int r = 0;
+	struct stat st, now;
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		r = scrub_fail(s, -errno, "cannot be examined");
+	} else if (S_ISLNK(st.st_mode)) {
+		r = 0; /* a link has no mode of its own, and is never followed */
+	} else if (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode) || S_ISCHR(st.st_mode) ||
+		   S_ISBLK(st.st_mode)) {
+		if (unlinkat(dfd, name, 0) < 0)
+			r = scrub_fail(s, -errno, "cannot be removed");
+		else
+			scrub_note(s, S_ISFIFO(st.st_mode)   ? "removed the FIFO"
+				      : S_ISSOCK(st.st_mode) ? "removed the socket"
+							     : "removed the device node");
+	} else if (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)) {
+		bool dir = S_ISDIR(st.st_mode);
+		if (dir && depth + 1 > SUP_RUNDIR_SCRUB_MAX_DEPTH) {
+			r = fail(-E2BIG, s->why, s->why_len,
+				 "workspace: folders nested more than %u deep", SUP_RUNDIR_SCRUB_MAX_DEPTH);
+		} else if (dir || (st.st_mode & (S_ISUID | S_ISGID | S_ISVTX))) {
+			/* O_NONBLOCK: should a FIFO take the file's place meanwhile, it cannot hang us. */
+			_cleanup_close_ int fd = scrub_open(dfd, name, O_RDONLY | O_NONBLOCK |
+								 (dir ? O_DIRECTORY : 0));
+			if (fd < 0)
+				r = scrub_fail(s, fd, "cannot be opened");
+			else if (fstat(fd, &now) < 0)
+				r = scrub_fail(s, -errno, "fstat");
+			else if (!same_inode(&st, &now) || (now.st_mode & S_IFMT) != (st.st_mode & S_IFMT))
+				r = fail(-ESTALE, s->why, s->why_len,
+					 "workspace: an entry changed while it was being scrubbed");
+			else
+				r = scrub_mode(s, fd, &now);
+			if (r >= 0 && dir)
+				r = scrub_dir(s, TAKE_FD(fd), depth + 1);
+		}
+	} else {
+		r = scrub_fail(s, -EINVAL, "a file of unknown type");
+	}
+	s->rel_len = saved;
+	s->rel[saved] = '\0';
+	return r;
+}
+
+/* Scrubs what the folder dir_owned (closed here, whatever happens) holds. */
+static int scrub_dir(struct scrub *s, int dir_owned, unsigned depth)
+{
+	_cleanup_close_ int fd = dir_owned;
+	_cleanup_(closedirp) DIR *d = fdopendir(fd);
+	if (!d)
+		return scrub_fail(s, -errno, "cannot be listed");
+	(void)TAKE_FD(fd); /* d owns it now */
+	for (;;) {
+		errno = 0;
+		struct dirent *de = readdir(d);
+		if (!de)
+			return errno ? scrub_fail(s, -errno, "cannot be listed") : 0;
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		int r = scrub_entry(s, dirfd(d), de->d_name, depth);
+		if (r < 0)
+			return r;
+	}
+}
+
+struct scrub_arg {
+	int ws_fd;
+	int log_fd;
+};
+
+static int scrub_as_owner(void *arg, char *why, size_t why_len)
+{
+	const struct scrub_arg *a = arg;
+	_cleanup_free_ struct scrub *s = calloc(1, sizeof(*s));
+	if (!s)
+		return fail(-ENOMEM, why, why_len, "workspace: out of memory");
+	s->log_fd = a->log_fd;
+	s->why = why;
+	s->why_len = why_len;
+	_cleanup_close_ int root = scrub_open(a->ws_fd, ".", O_RDONLY | O_DIRECTORY);
+	struct stat st;
+	if (root < 0)
+		return scrub_fail(s, root, "cannot be opened");
+	if (fstat(root, &st) < 0)
+		return scrub_fail(s, -errno, "fstat");
+	int r = scrub_mode(s, root, &st);
+	if (r >= 0)
+		r = scrub_dir(s, TAKE_FD(root), 0);
+	return r < 0 ? r : (int)(s->changed > INT32_MAX ? INT32_MAX : s->changed);
+}
+
+int sup_rundir_scrub(int ws_fd, bool privileged, int log_fd, char *why, size_t why_len)
+{
+	struct stat st;
+	if (ws_fd < 0)
+		return fail(-EINVAL, why, why_len, "workspace: missing argument");
+	if (fstat(ws_fd, &st) < 0)
+		return fail(-errno, why, why_len, "workspace: fstat: %s", strerror(errno));
+	struct scrub_arg a = { .ws_fd = ws_fd, .log_fd = log_fd };
+	struct as_owner o = {
+		.privileged = privileged,
+		.uid = st.st_uid,
+		.gid = st.st_gid,
+		.keep = (1ull << CAP_DAC_READ_SEARCH) | (1ull << CAP_DAC_OVERRIDE),
+		.fn = scrub_as_owner,
+		.arg = &a,
+	};
+	return run_as_owner(&o, why, why_len);
 }
 
 /* ---- sup_rundir_open ------------------------------------------------------------------- */

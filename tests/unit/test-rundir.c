@@ -224,7 +224,7 @@ static void test_create_name_format(void **state)
 	char out[PATH_MAX], path[PATH_MAX], why[512] = "";
 	struct timespec now = { .tv_sec = NOW_2024, .tv_nsec = 999999999 };
 	int fd = -1;
-	(void)umask(077); /* the run folder and workspace are 0755 whatever the umask */
+	(void)umask(077); /* the run folder is 0700, its workspace 0755, whatever the umask */
 	at(f, "out", out, sizeof(out));
 	assert_int_equal(sup_rundir_create(out, "fix-parser", &now, path, sizeof(path), &fd, why,
 					   sizeof(why)),
@@ -246,7 +246,7 @@ static void test_create_name_format(void **state)
 	assert_int_equal(lstat(path, &b), 0);
 	assert_true(S_ISDIR(b.st_mode));
 	assert_true(a.st_dev == b.st_dev && a.st_ino == b.st_ino);
-	assert_int_equal(b.st_mode & 07777, 0755);
+	assert_int_equal(b.st_mode & 07777, 0700);
 	assert_int_equal(type_of(fd, "workspace"), S_IFDIR);
 	assert_int_equal(mode_of(fd, "workspace"), 0755);
 	assert_int_equal(count_entries(fd, "."), 1);
