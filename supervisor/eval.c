@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "channel.h"
 #include "cleanup.h"
 #include "config.h"
 #include "eval.h"
@@ -70,6 +71,14 @@ void ev_run_done(struct ev_run *ev)
 	if (ev->dirfd >= 0)
 		(void)close(ev->dirfd);
 	ev->dirfd = -1;
+	/* The agent's and teardown's changeset reports; the other steps own nothing. */
+	sup_run_result_done(&ev->agent.res);
+	for (size_t i = 0; i < TASK_MAX_STEPS; i++) {
+		sup_run_result_done(&ev->setup[i].res);
+		sup_run_result_done(&ev->teardown[i].res);
+	}
+	for (size_t i = 0; i < TASK_MAX_CRITERIA; i++)
+		sup_run_result_done(&ev->crit[i].step.res);
 	for (int i = 0; i < 2; i++) {
 		struct sup_sink *k = i ? &ev->agent_err : &ev->agent_out;
 		if (k->fd >= 0)
@@ -312,8 +321,14 @@ static int run_step(struct ev_run *ev, enum step_kind kind, char *const *raw, si
 		.out = out,
 		.err = err,
 		.env_extra = extra,
-		/* An evaluation's workspace is its own run directory's copy (docs/eval.md). */
-		.direct_workspace = true,
+		/*
+		 * The workspace is the run folder's own (docs/eval.md). Setup, the task's own steps,
+		 * writes it directly; what the agent and teardown write is a changeset, applied
+		 * under the workspace rules (held paths and refused ones stay in it); criteria see
+		 * a throwaway overlay.
+		 */
+		.direct_workspace = kind == STEP_SETUP || kind == STEP_CRITERION,
+		.changes_workspace = kind == STEP_AGENT || kind == STEP_TEARDOWN,
 	};
 	bool grading = kind == STEP_CRITERION || kind == STEP_TEARDOWN;
 	if (grading) {
@@ -368,6 +383,39 @@ static bool step_ok(const struct ev_step *s)
 	return s->ran && strcmp(step_status(&s->res), "ok") == 0;
 }
 
+/*
+ * What became of a step's changeset, for its log: the counts, then each path it keeps, held
+ * (with the command that applies it) or refused (with why). The sandbox chose the paths, so
+ * each is escaped.
+ */
+static void log_changes(int fd, const char *what, const struct sup_run_result *res)
+{
+	if (!res->changes_mode || !res->changes_id[0])
+		return;
+	const struct sup_chg_report *c = &res->changes;
+	const char *id = res->changes_id;
+	if (res->changes_error)
+		log_printf(fd, "== %s: changeset %s could not be applied (%s); it stays pending: "
+			   "warden diff %s\n", what, id, strerror(-res->changes_error), id);
+	else
+		log_printf(fd, "== %s: changeset %s: %zu applied, %zu held, %zu refused%s%s\n", what,
+			   id, c->n_applied, c->n_held, c->n_refused,
+			   res->changes_kept ? ": warden diff " : "", res->changes_kept ? id : "");
+	for (size_t i = 0; i < c->n; i++) {
+		const struct sup_chg_entry *e = &c->v[i];
+		if (e->verdict == SUP_CHG_APPLIED)
+			continue;
+		char q[1024], why[512];
+		sup_escape(e->path, q, sizeof(q));
+		sup_escape(e->reason ? e->reason : "", why, sizeof(why));
+		if (e->verdict == SUP_CHG_HELD)
+			log_printf(fd, "held %s '%s' (%s): warden apply %s --include '%s'\n",
+				   sup_chg_kind_name(e->kind), q, why, id, q);
+		else
+			log_printf(fd, "refused %s '%s': %s\n", sup_chg_kind_name(e->kind), q, why);
+	}
+}
+
 static void run_logged(struct ev_run *ev, enum step_kind kind, const char *what,
 		       const struct pol_task_step *ts, int log_fd, struct ev_step *step)
 {
@@ -384,6 +432,7 @@ static void run_logged(struct ev_run *ev, enum step_kind kind, const char *what,
 		(void)snprintf(step->res.error, sizeof(step->res.error), "out of memory");
 	}
 	log_end(log_fd, &step->res);
+	log_changes(log_fd, what, &step->res);
 }
 
 /* ---- phases ---- */
@@ -448,6 +497,49 @@ static void ev_reap(struct ev_run *ev)
 	ev->reap_ok = ev->agent.ran && r->reason != SUP_REASON_SETUP_FAILED &&
 		      (r->cg_version == 0 || r->cg_emptied);
 	ev->reap_ms = sup_mono_ms() - t0;
+}
+
+/*
+ * Settle: before the criteria, teardown or any host tool reads the agent's work, its
+ * changeset's report goes to the log (held and refused paths stay in the changeset, out of
+ * the workspace) and the workspace is scrubbed: nothing set-id, no FIFO, socket or device
+ * is left, whatever setup or the agent made. A workspace that cannot be made safe is set
+ * aside as workspace.unsafe: it is never graded, and `warden grade` finds no workspace.
+ */
+static void ev_settle(struct ev_run *ev, int log_fd)
+{
+	const struct sup_run_result *a = &ev->agent.res;
+	char why[512] = "";
+	int r = 0;
+	if (ev->agent.ran) {
+		log_changes(log_fd, "agent", a);
+		if (a->changes_error) {
+			r = a->changes_error;
+			(void)snprintf(why, sizeof(why), "the agent's changeset %s could not be "
+				       "applied (%s); it stays pending: warden diff %s", a->changes_id,
+				       strerror(-r), a->changes_id);
+		}
+	}
+	if (r >= 0) {
+		_cleanup_close_ int ws = openat(ev->dirfd, "workspace", O_RDONLY | O_DIRECTORY |
+									O_NOFOLLOW | O_CLOEXEC);
+		if (ws < 0) {
+			r = -errno;
+			(void)snprintf(why, sizeof(why), "workspace/ cannot be opened: %s",
+				       strerror(-r));
+		} else {
+			r = sup_rundir_scrub(ws, ev->privileged, log_fd, why, sizeof(why));
+		}
+	}
+	if (r >= 0)
+		return;
+	ev->unsettled = true;
+	int moved = renameat(ev->dirfd, "workspace", ev->dirfd, "workspace.unsafe") < 0 ? errno : 0;
+	(void)snprintf(ev->unsettled_why, sizeof(ev->unsettled_why), "the workspace could not be "
+		       "made safe, so it is not graded: %s (%s%s)", why,
+		       moved ? "and it could not be set aside: " : "set aside as workspace.unsafe",
+		       moved ? strerror(moved) : "");
+	log_printf(log_fd, "== %s\n", ev->unsettled_why);
 }
 
 static void judge_command(struct ev_run *ev, size_t i, int log_fd)
@@ -553,7 +645,7 @@ void ev_verdict(struct ev_run *ev)
 	bool agent_error = ev->agent.ran && strcmp(step_status(a), "error") == 0;
 	if (ev->setup_failed)
 		ev->status = EV_SETUP_FAILED;
-	else if (!ev->agent.ran || agent_error || !ev->reap_ok || ev->grade_error)
+	else if (!ev->agent.ran || agent_error || !ev->reap_ok || ev->grade_error || ev->unsettled)
 		ev->status = EV_ERROR;
 	else if (a->reason == SUP_REASON_WALL_TIMEOUT)
 		ev->status = EV_TIMEOUT;
@@ -923,10 +1015,14 @@ static void eval_one(const char *path, const char *out_dir, bool no_grade, struc
 	_cleanup_close_ int ws = openat(ev.dirfd, "workspace", O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
 								     O_CLOEXEC);
 	r = ws < 0 ? -errno : 0;
-	if (r >= 0 && task->workspace_template)
-		r = sup_rundir_copy_template(task->workspace_template, ws, why, sizeof(why));
+	if (r < 0)
+		(void)snprintf(why, sizeof(why), "workspace/ cannot be opened: %s", strerror(-r));
+	/* Privileged, the workspace is never root's: the idmapped mount gives its owner's id to
+	 * each sandbox, so that everything a phase writes lands as that id (docs/eval.md). */
 	if (r >= 0)
-		r = sup_rundir_write_files(ws, task->files, task->n_files, why, sizeof(why));
+		r = sup_rundir_fill(ws, ev.privileged, SUP_RUNDIR_OWNER, SUP_RUNDIR_OWNER,
+				    task->workspace_template, task->files, task->n_files, why,
+				    sizeof(why));
 	if (r < 0) {
 		/* The run folder exists: it gets a record saying why nothing ran. */
 		(void)snprintf(out->error, sizeof(out->error), "%.600s: workspace: %s", ev.run_dir, why);
@@ -938,14 +1034,17 @@ static void eval_one(const char *path, const char *out_dir, bool no_grade, struc
 		return;
 	}
 
-	char setup_tmp[128], grade_tmp[128];
+	char setup_tmp[128], changes_tmp[128], grade_tmp[128];
 	_cleanup_close_ int setup_log = ev_log_open(ev.dirfd, "setup.log", setup_tmp,
 						    sizeof(setup_tmp));
+	_cleanup_close_ int changes_log = ev_log_open(ev.dirfd, "changes.log", changes_tmp,
+						      sizeof(changes_tmp));
 	_cleanup_close_ int grade_log = ev_log_open(ev.dirfd, "grade.log", grade_tmp,
 						    sizeof(grade_tmp));
-	if (setup_log < 0 || grade_log < 0) {
+	if (setup_log < 0 || changes_log < 0 || grade_log < 0) {
+		int e = setup_log < 0 ? setup_log : changes_log < 0 ? changes_log : grade_log;
 		(void)snprintf(out->error, sizeof(out->error), "%.300s: cannot create its logs: %s",
-			       ev.run_dir, strerror(-(setup_log < 0 ? setup_log : grade_log)));
+			       ev.run_dir, strerror(-e));
 		ev_run_done(&ev);
 		return;
 	}
@@ -958,11 +1057,17 @@ static void eval_one(const char *path, const char *out_dir, bool no_grade, struc
 			(void)snprintf(out->error, sizeof(out->error), "%.300s: agent output: %s",
 				       ev.run_dir, strerror(-r));
 		ev_reap(&ev);
-		if (ev.reap_ok && !no_grade)
-			ev_grade(&ev, grade_log);
 	}
+	ev_settle(&ev, changes_log);
+	(void)ev_log_commit(ev.dirfd, &changes_log, changes_tmp, "changes.log");
+	if (ev.unsettled)
+		(void)snprintf(out->error, sizeof(out->error), "%.300s: %s", ev.run_dir,
+			       ev.unsettled_why);
+	if (!ev.setup_failed && ev.reap_ok && !ev.unsettled && !no_grade)
+		ev_grade(&ev, grade_log);
 	ev_verdict(&ev);
-	ev_teardown(&ev, grade_log);
+	if (!ev.unsettled)
+		ev_teardown(&ev, grade_log);
 	(void)ev_log_commit(ev.dirfd, &grade_log, grade_tmp, "grade.log");
 
 	r = ev_record_write(&ev, NULL);
@@ -984,8 +1089,9 @@ static const char usage_eval[] =
 	"\n"
 	"Runs each evaluation task (docs/eval.md): setup, the agent, reap, the criteria and\n"
 	"teardown, each command in a fresh sandbox of the task's policy, and writes a run folder\n"
-	"DIR/<task_id>-<UTC time>-<random>/ with record.json, agent.stdout, agent.stderr,\n"
-	"setup.log, grade.log and workspace/.\n"
+	"DIR/<task_id>-<UTC time>-<random>/ (mode 0700) with record.json, agent.stdout,\n"
+	"agent.stderr, setup.log, changes.log, grade.log and workspace/. What the agent writes\n"
+	"reaches workspace/ under the apply rules of docs/workspace.md; the rest stays pending.\n"
 	"\n"
 	"  --out DIR    where run folders go (default: ./runs)\n"
 	"  --jobs N     run up to N tasks at once, 1..64 (default 1)\n"

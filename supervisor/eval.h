@@ -4,10 +4,13 @@
  * them all, and `warden grade`, which runs only grade and teardown on a recorded run.
  *
  * Every command runs through sup_run() in a fresh sandbox of the task's one policy: setup
- * steps and the agent see the workspace read-write; command criteria see it through a
- * throwaway overlay, with the reference read-only at /reference; teardown sees both. The
- * verdict comes from exit codes, pipes the supervisor owns and the workspace as the
- * supervisor reads it (supervisor/criteria.c), never from a file the agent could write.
+ * steps write the workspace directly; the agent's and teardown's writes are a changeset that
+ * the apply rules bring into the workspace (supervisor/apply.c); command criteria see it
+ * through a throwaway overlay, with the reference read-only at /reference; teardown sees
+ * both. Between the agent and the criteria the workspace is settled: nothing set-id or
+ * special is left in it (sup_rundir_scrub). The verdict comes from exit codes, pipes the
+ * supervisor owns and the workspace as the supervisor reads it (supervisor/criteria.c),
+ * never from a file the agent could write.
  */
 #pragma once
 
@@ -93,6 +96,9 @@ struct ev_run {
 	/* reap */
 	bool reap_ok;
 	uint64_t reap_ms;
+	/* settle: the workspace could not be made safe, so it was set aside and never graded */
+	bool unsettled;
+	char unsettled_why[640];
 	/* grade */
 	bool graded;
 	bool grade_error;

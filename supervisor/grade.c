@@ -117,8 +117,9 @@ static int trust_gate(const char *run_dir, const struct pol_task *t, const char 
 	fprintf(f, "  task       %s (%s)\n", t->source, task_digest);
 	fprintf(f, "  policy     %s\n", policy_digest);
 	_cleanup_free_ char *abs = realpath(run_dir, NULL);
-	fprintf(f, "  exposes    %s/workspace  read-write at %s (command criteria see a "
-		"throwaway overlay of it)\n", abs ? abs : run_dir, SBX_WORKSPACE);
+	fprintf(f, "  exposes    %s/workspace  at %s (command criteria see a throwaway overlay "
+		"of it; teardown's writes are applied under the workspace rules)\n",
+		abs ? abs : run_dir, SBX_WORKSPACE);
 	if (t->reference)
 		fprintf(f, "             %s  read-only at %s (criteria and teardown)\n", t->reference,
 			SBX_REFERENCE);

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -34,6 +35,8 @@
 #define EVAL_HARD_TIMEOUT_MS 25000u
 /* A run that waited on a FIFO or a leaked process would take at least this long. */
 #define QUICK_MS 15000u
+/* Who owns a run folder's workspace when warden runs privileged (supervisor/rundir.h). */
+#define WS_OWNER 65534u
 /* The largest file the tests read back (records, logs, agent output). */
 #define READ_MAX (4u << 20)
 
@@ -79,12 +82,30 @@ static int fx_setup(void **state)
 	return 0;
 }
 
+/* Discards the changesets the runs in the --out folder left pending (held or refused paths). */
+static void discard_run_changesets(const struct fx *f)
+{
+	char *names = th_list_dir(f->out_dir, NULL);
+	for (char *name = names, *nl; name && (nl = strchr(name, '\n')); name = nl + 1) {
+		*nl = '\0';
+		char run[PATH_MAX], real[PATH_MAX], ws[PATH_MAX];
+		th_pathf(run, "%s/%s", f->out_dir, name);
+		if (!realpath(run, real))
+			continue;
+		/* The changeset names the workspace by path, also once it is set aside. */
+		th_pathf(ws, "%s/workspace", real);
+		th_discard_changesets(ws);
+	}
+	free(names);
+}
+
 static int fx_teardown(void **state)
 {
 	struct fx *f = *state;
 	for (size_t i = 0; i < sizeof(f->markers) / sizeof(f->markers[0]); i++)
 		if (f->markers[i][0])
 			th_kill_procs(f->markers[i], 0);
+	discard_run_changesets(f);
 	th_out_done(&f->out);
 	cJSON_Delete(f->record);
 	th_rm_rf(f->base);
@@ -1287,37 +1308,67 @@ static void test_criteria_env(void **state)
 	free(env);
 }
 
-/* Static checks neither block on a FIFO nor follow a symlink the agent planted. */
+#define PLANTED_TASK \
+	"schema_version: 1\n" \
+	"task_id: planted\n" \
+	"agent:\n" \
+	"  run: [sh, -c, \"mkfifo pipe && ln -s /etc/passwd passwd-link && " \
+	"ln -s /etc etc-link && echo x > plain.txt\"]\n" \
+	"  timeout: 20s\n" \
+	"criteria:\n" \
+	"  - description: file_contains on a FIFO\n" \
+	"    file_contains: { path: pipe, includes: [x] }\n" \
+	"  - description: file_matches on a FIFO\n" \
+	"    file_matches: { path: pipe, regex: x }\n" \
+	"  - description: json_equals on a FIFO\n" \
+	"    json_equals: { path: pipe, pointer: \"\", op: exists }\n" \
+	"  - description: file_exists on a FIFO\n" \
+	"    file_exists: pipe\n" \
+	"  - description: file_contains through a symlink\n" \
+	"    file_contains: { path: passwd-link, includes: [root] }\n" \
+	"  - description: file_contains below a symlinked folder\n" \
+	"    file_contains: { path: etc-link/passwd, includes: [root] }\n" \
+	"  - description: file_exists on a symlink\n" \
+	"    file_exists: passwd-link\n" \
+	"  - description: the control, a plain file\n" \
+	"    file_contains: { path: plain.txt, includes: [x] }\n"
+
+/*
+ * What the agent plants that the apply refuses (a FIFO, absolute symlinks) never reaches the
+ * run folder; planted there on the host afterwards (a run folder is untrusted input), the
+ * static checks of a regrade neither block on the FIFO nor follow the symlinks.
+ */
 static void test_static_unsafe_files(void **state)
 {
 	struct fx *f = *state;
-	eval_task(f, "schema_version: 1\n"
-		     "task_id: planted\n"
-		     "agent:\n"
-		     "  run: [sh, -c, \"mkfifo pipe && ln -s /etc/passwd passwd-link && "
-		     "ln -s /etc etc-link && echo x > plain.txt\"]\n"
-		     "  timeout: 20s\n"
-		     "criteria:\n"
-		     "  - description: file_contains on a FIFO\n"
-		     "    file_contains: { path: pipe, includes: [x] }\n"
-		     "  - description: file_matches on a FIFO\n"
-		     "    file_matches: { path: pipe, regex: x }\n"
-		     "  - description: json_equals on a FIFO\n"
-		     "    json_equals: { path: pipe, pointer: \"\", op: exists }\n"
-		     "  - description: file_exists on a FIFO\n"
-		     "    file_exists: pipe\n"
-		     "  - description: file_contains through a symlink\n"
-		     "    file_contains: { path: passwd-link, includes: [root] }\n"
-		     "  - description: file_contains below a symlinked folder\n"
-		     "    file_contains: { path: etc-link/passwd, includes: [root] }\n"
-		     "  - description: file_exists on a symlink\n"
-		     "    file_exists: passwd-link\n"
-		     "  - description: the control, a plain file\n"
-		     "    file_contains: { path: plain.txt, includes: [x] }\n",
-		  1, "planted", NULL);
+	eval_task(f, PLANTED_TASK, 1, "planted", "FAILURE");
+	assert_true(f->out.elapsed_ms < QUICK_MS);
+	for (int i = 0; i < 7; i++)
+		expect_crit(f, i, false, 0, "no such file");
+	expect_crit(f, 7, true, 1, NULL);
+	assert_false(run_has(f, "workspace/pipe"));
+	assert_false(run_has(f, "workspace/passwd-link"));
+	assert_false(run_has(f, "workspace/etc-link"));
+	assert_true(run_has(f, "workspace/plain.txt"));
+	/* The control: the agent made them, and the apply refused them. */
+	char *log = run_file(f, "changes.log");
+	bool named = strstr(log, "refused special 'pipe'") && strstr(log, "'passwd-link'") &&
+		     strstr(log, "'etc-link'");
+	if (!named)
+		th_print_long("changes.log", log);
+	free(log);
+	assert_true(named);
+
+	char path[PATH_MAX];
+	th_pathf(path, "%s/workspace/pipe", f->run);
+	assert_int_equal(mkfifo(path, 0644), 0);
+	th_pathf(path, "%s/workspace/passwd-link", f->run);
+	assert_int_equal(symlink("/etc/passwd", path), 0);
+	th_pathf(path, "%s/workspace/etc-link", f->run);
+	assert_int_equal(symlink("/etc", path), 0);
+	grade(f, 1, "FAILURE");
 	assert_false(f->out.hard_timeout);
 	assert_true(f->out.elapsed_ms < QUICK_MS);
-	expect_status(f, "FAILURE");
 	expect_crit(f, 0, false, 0, "FIFO");
 	expect_crit(f, 1, false, 0, "FIFO");
 	expect_crit(f, 2, false, 0, "FIFO");
@@ -1326,14 +1377,390 @@ static void test_static_unsafe_files(void **state)
 	expect_crit(f, 5, false, 0, "symlink");
 	expect_crit(f, 6, false, 0, "symlink");
 	expect_crit(f, 7, true, 1, NULL);
+}
+
+/* ---- the run folder: private, never root's, nothing set-id or special ---- */
+
+/* What walk_ws found wrong first, and how many entries it saw. */
+struct ws_walk {
+	bool check_owner;           /* every entry must be WS_OWNER's */
+	size_t n;
+	char bad[PATH_MAX + 128];
+};
+
+/*
+ * Checks path and everything below it (symlinks not followed): no set-user-ID, set-group-ID
+ * or sticky bit, no FIFO, socket or device, and with check_owner, uid and gid WS_OWNER.
+ */
+static void walk_ws(struct ws_walk *w, const char *path, unsigned depth)
+{
 	struct stat st;
+	if (w->bad[0] || lstat(path, &st) < 0) {
+		if (!w->bad[0])
+			(void)snprintf(w->bad, sizeof(w->bad), "%s: lstat: %s", path, strerror(errno));
+		return;
+	}
+	w->n++;
+	if (w->check_owner && (st.st_uid != WS_OWNER || st.st_gid != WS_OWNER))
+		(void)snprintf(w->bad, sizeof(w->bad), "%s belongs to %u:%u", path,
+			       (unsigned)st.st_uid, (unsigned)st.st_gid);
+	else if (!S_ISLNK(st.st_mode) && (st.st_mode & (S_ISUID | S_ISGID | S_ISVTX)))
+		(void)snprintf(w->bad, sizeof(w->bad), "%s has mode %04o", path,
+			       (unsigned)(st.st_mode & 07777));
+	else if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode) && !S_ISLNK(st.st_mode))
+		(void)snprintf(w->bad, sizeof(w->bad), "%s is a special file (mode %06o)", path,
+			       (unsigned)st.st_mode);
+	if (w->bad[0] || !S_ISDIR(st.st_mode) || depth > 64)
+		return;
+	DIR *d = opendir(path);
+	if (!d) {
+		(void)snprintf(w->bad, sizeof(w->bad), "%s: opendir: %s", path, strerror(errno));
+		return;
+	}
+	struct dirent *de;
+	while (!w->bad[0] && (de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		char sub[PATH_MAX];
+		th_pathf(sub, "%s/%s", path, de->d_name);
+		walk_ws(w, sub, depth + 1);
+	}
+	(void)closedir(d);
+}
+
+/*
+ * The run folder is 0700 and warden's; its workspace holds nothing set-id or special and,
+ * with owner, everything in it (itself included) is WS_OWNER's. Returns the entries seen.
+ */
+static size_t expect_safe_run(const struct fx *f, bool owner)
+{
+	struct stat st;
+	assert_int_equal(lstat(f->run, &st), 0);
+	if ((st.st_mode & 07777) != 0700 || st.st_uid != geteuid()) {
+		show(f);
+		fail_msg("run folder %s has mode %04o and owner %u (expected 0700, %u)", f->run,
+			 (unsigned)(st.st_mode & 07777), (unsigned)st.st_uid, (unsigned)geteuid());
+	}
+	struct ws_walk w = { .check_owner = owner };
+	char ws[PATH_MAX];
+	th_pathf(ws, "%s/workspace", f->run);
+	walk_ws(&w, ws, 0);
+	if (w.bad[0]) {
+		show(f);
+		fail_msg("run folder's workspace: %s", w.bad);
+	}
+	return w.n;
+}
+
+/* The run folder's file rel holds every string of want (NULL-terminated). */
+static void expect_run_file_has(const struct fx *f, const char *rel, const char *const *want)
+{
+	char *text = run_file(f, rel);
+	for (size_t i = 0; want[i]; i++) {
+		if (!strstr(text, want[i])) {
+			show(f);
+			th_print_long(rel, text);
+			free(text);
+			fail_msg("%s lacks '%s'", rel, want[i]);
+		}
+	}
+	free(text);
+}
+
+#define OWNER_TASK \
+	"schema_version: 1\n" \
+	"task_id: owner\n" \
+	"workspace:\n" \
+	"  template: tpl\n" \
+	"  files:\n" \
+	"    - { path: deep/inline.txt, content: \"inline\\n\" }\n" \
+	"setup:\n" \
+	"  - run: [sh, -c, \"mkdir -p setup-dir && echo setup > setup-dir/setup.txt\"]\n" \
+	"agent:\n" \
+	"  run:\n" \
+	"    - sh\n" \
+	"    - -c\n" \
+	"    - >-\n" \
+	"      echo agent >> given.txt && mkdir -p made/sub && echo agent > made/sub/agent.txt &&\n" \
+	"      echo agent > setup-dir/agent.txt && rm deep/inline.txt && id -u > uid.txt\n" \
+	"  timeout: 20s\n" \
+	"criteria:\n" \
+	"  - description: the agent's file\n" \
+	"    file_contains: { path: made/sub/agent.txt, includes: [agent] }\n" \
+	"  - description: the template's file, changed\n" \
+	"    command: { run: [grep, -qx, agent, \"{workspace}/given.txt\"] }\n" \
+	"  - description: the deleted file\n" \
+	"    file_absent: deep/inline.txt\n" \
+	"teardown:\n" \
+	"  - run: [sh, -c, \"echo ran >> {workspace}/teardown.txt\"]\n"
+
+/*
+ * The run folder is 0700; the workspace and everything the template copy, setup, the agent
+ * and teardown leave in it belong to WS_OWNER, never to root, in eval and after a regrade.
+ */
+static void test_run_folder_owner(void **state)
+{
+	struct fx *f = *state;
 	char path[PATH_MAX];
-	th_pathf(path, "%s/workspace/pipe", f->run);
-	assert_int_equal(lstat(path, &st), 0); /* the control: the agent made them */
-	assert_true(S_ISFIFO(st.st_mode));
-	th_pathf(path, "%s/workspace/passwd-link", f->run);
-	assert_int_equal(lstat(path, &st), 0);
-	assert_true(S_ISLNK(st.st_mode));
+	th_pathf(path, "%s/tpl/given.txt", f->task_dir);
+	put_file(path, "given\n");
+	eval_task(f, OWNER_TASK, 0, "owner", "SUCCESS");
+	expect_all_passed(f);
+	/* The controls: each phase wrote, and the agent ran as the sandbox's user. */
+	assert_true(run_has(f, "workspace/setup-dir/setup.txt"));
+	assert_true(run_has(f, "workspace/setup-dir/agent.txt"));
+	assert_false(run_has(f, "workspace/deep/inline.txt"));
+	assert_int_equal(run_file_lines(f, "workspace/teardown.txt"), 1);
+	char *uid = run_file(f, "workspace/uid.txt");
+	assert_string_equal(uid, "1000\n");
+	free(uid);
+	assert_true(expect_safe_run(f, true) >= 10);
+	expect_run_file_has(f, "changes.log", TH_CMD("== agent: changeset ", "0 held, 0 refused"));
+
+	grade(f, 0, "SUCCESS");
+	assert_int_equal(run_file_lines(f, "workspace/teardown.txt"), 2);
+	assert_true(expect_safe_run(f, true) >= 10);
+}
+
+/*
+ * The setup and the agent plant set-id files (the chmod of `cp /bin/sh x; chmod 6755 x`,
+ * install -m, and every raw call that takes a mode), FIFOs, sockets and sticky folders, and
+ * leave a symlink to a set-uid host program. The seccomp filter refuses every set-id mode;
+ * the specials the agent made stay in its changeset, refused; setup's, written directly,
+ * are removed by the scrub. Neither the criteria nor the host run folder see anything set-id
+ * or special, and the symlink's host target is left alone.
+ */
+#define SETID_TASK \
+	"schema_version: 1\n" \
+	"task_id: setid\n" \
+	"workspace:\n" \
+	"  template: tpl\n" \
+	"setup:\n" \
+	"  - run:\n" \
+	"      - sh\n" \
+	"      - -c\n" \
+	"      - >-\n" \
+	"        mkfifo setup-fifo && mkdir -m 1777 setup-sticky && ln -s /usr/bin/passwd pw-link &&\n" \
+	"        perl -MSocket -e 'socket(my $s, AF_UNIX, SOCK_STREAM, 0) or die \"$!\";\n" \
+	"        bind($s, pack_sockaddr_un(\"setup-sock\")) or die \"$!\"'\n" \
+	"agent:\n" \
+	"  run:\n" \
+	"    - sh\n" \
+	"    - -c\n" \
+	"    - |\n" \
+	"      exec > attempts.txt 2>&1\n" \
+	"      cp /bin/sh sh-copy; chmod 6755 sh-copy; echo \"chmod $?\"\n" \
+	"      install -m 6755 /bin/sh sh-installed; echo \"install $?\"\n" \
+	"      for c in openat open creat tmpfile mknodat mknod mkdirat mkdir openat2; do\n" \
+	"        echo \"setid $c $(./probe setid $c $c-setid 6755)\"\n" \
+	"      done\n" \
+	"      for c in fchmod fchmodat fchmodat2 chmod; do\n" \
+	"        echo \"setid $c $(./probe setid $c sh-copy 6755)\"\n" \
+	"      done\n" \
+	"      mkfifo agent-fifo; echo \"mkfifo $?\"\n" \
+	"      perl -MSocket -e 'socket(my $s, AF_UNIX, SOCK_STREAM, 0) or die \"$!\";\n" \
+	"        bind($s, pack_sockaddr_un(\"agent-sock\")) or die \"$!\"'; echo \"socket $?\"\n" \
+	"      mkdir -m 1777 agent-sticky; echo \"sticky $?\"\n" \
+	"      stat -c '%F %a %n' agent-fifo agent-sock agent-sticky setup-fifo setup-sticky\n" \
+	"  timeout: 20s\n" \
+	"criteria:\n" \
+	"  - description: nothing set-id or special in the criteria's view\n" \
+	"    command:\n" \
+	"      run: [sh, -c, \"find {workspace} -perm /7000 -o -type p -o -type s -o -type b -o " \
+	"-type c\"]\n" \
+	"      stdout: { exact: \"\" }\n" \
+	"  - description: the agent recorded its attempts\n" \
+	"    file_contains: { path: attempts.txt, includes: [\"mkfifo 0\"] }\n"
+
+/* Copies the probe into the fixture's task folder at rel, mode 0755. */
+static void put_probe(const struct fx *f, const char *rel)
+{
+	char path[PATH_MAX];
+	th_pathf(path, "%s/%s", f->task_dir, rel);
+	mkdir_parents(path);
+	size_t len = 0;
+	char *bytes = slurp(th_probe(), false, &len);
+	assert_non_null(bytes);
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0755);
+	assert_true(fd >= 0);
+	assert_true(write(fd, bytes, len) == (ssize_t)len);
+	assert_int_equal(close(fd), 0);
+	assert_int_equal(chmod(path, 0755), 0);
+	free(bytes);
+}
+
+static void test_setid_plant(void **state)
+{
+	struct fx *f = *state;
+	put_probe(f, "tpl/probe");
+	struct stat host_before;
+	bool have_passwd = lstat("/usr/bin/passwd", &host_before) == 0;
+	eval_task(f, SETID_TASK, 0, "setid", "SUCCESS");
+	expect_all_passed(f);
+	/* The controls: the agent's plants existed in its sandbox, and every set-id try failed. */
+	expect_run_file_has(f, "workspace/attempts.txt",
+			    TH_CMD("chmod 1", "install 1", "mkfifo 0", "socket 0", "sticky 0",
+				   "fifo 644 agent-fifo", "socket 755 agent-sock",
+				   "directory 1777 agent-sticky", "fifo 644 setup-fifo",
+				   "directory 1777 setup-sticky"));
+	char *attempts = run_file(f, "workspace/attempts.txt");
+	int tries = 0;
+	for (const char *p = attempts; (p = strstr(p, "setid ")); p++) {
+		tries++;
+		if (!strncmp(strchr(p + 6, ' ') + 1, "OK", 2)) {
+			th_print_long("attempts.txt", attempts);
+			free(attempts);
+			fail_msg("a set-id mode was accepted in the sandbox");
+		}
+	}
+	free(attempts);
+	assert_int_equal(tries, 13);
+	/* The host run folder: nothing set-id or special, nothing root's. */
+	expect_safe_run(f, true);
+	assert_false(run_has(f, "workspace/agent-fifo"));
+	assert_false(run_has(f, "workspace/agent-sock"));
+	assert_false(run_has(f, "workspace/setup-fifo"));
+	assert_false(run_has(f, "workspace/setup-sock"));
+	assert_true(run_has(f, "workspace/agent-sticky"));
+	assert_true(run_has(f, "workspace/setup-sticky"));
+	expect_run_file_has(f, "changes.log",
+			    TH_CMD("refused special 'agent-fifo'", "refused special 'agent-sock'",
+				   "scrub: removed the FIFO 'setup-fifo'",
+				   "scrub: removed the socket 'setup-sock'",
+				   "scrub: cleared the mode bits 1000 of 'setup-sticky'"));
+	char link[PATH_MAX], target[PATH_MAX];
+	th_pathf(link, "%s/workspace/pw-link", f->run);
+	ssize_t n = readlink(link, target, sizeof(target) - 1);
+	assert_true(n > 0);
+	target[n] = '\0';
+	assert_string_equal(target, "/usr/bin/passwd");
+	struct stat host_after;
+	if (have_passwd) {
+		assert_int_equal(lstat("/usr/bin/passwd", &host_after), 0);
+		assert_int_equal(host_after.st_mode, host_before.st_mode);
+	}
+
+	grade(f, 0, "SUCCESS");
+	expect_all_passed(f);
+	expect_safe_run(f, true);
+}
+
+/* The io_uring plant: io_uring's openat with a set-id mode, which the seccomp filter never sees. */
+static const char uring_py[] =
+	"import ctypes, mmap, os, struct, sys\n"
+	"libc = ctypes.CDLL(None, use_errno=True)\n"
+	"libc.syscall.restype = ctypes.c_long\n"
+	"p = ctypes.create_string_buffer(120)\n"
+	"fd = libc.syscall(425, 4, p)  # io_uring_setup\n"
+	"if fd < 0:\n"
+	"    sys.exit('io_uring_setup: errno %d' % ctypes.get_errno())\n"
+	"n_sq, n_cq = struct.unpack_from('2I', p.raw, 0)\n"
+	"sq = struct.unpack_from('8IQ', p.raw, 40)\n"
+	"cq = struct.unpack_from('8IQ', p.raw, 80)\n"
+	"ring = mmap.mmap(fd, max(sq[6] + n_sq * 4, cq[5] + n_cq * 16), offset=0)\n"
+	"sqes = mmap.mmap(fd, n_sq * 64, offset=0x10000000)\n"
+	"name = ctypes.create_string_buffer(sys.argv[1].encode())\n"
+	"# IORING_OP_OPENAT at AT_FDCWD: len is the mode, then the open flags\n"
+	"struct.pack_into('<BBHiQQIIQ', sqes, 0, 18, 0, 0, -100, 0, ctypes.addressof(name),\n"
+	"                 0o6755, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 1)\n"
+	"tail = struct.unpack_from('I', ring, sq[1])[0]\n"
+	"mask = struct.unpack_from('I', ring, sq[2])[0]\n"
+	"struct.pack_into('I', ring, sq[6] + (tail & mask) * 4, 0)\n"
+	"struct.pack_into('I', ring, sq[1], tail + 1)\n"
+	"if libc.syscall(426, fd, 1, 1, 1, None, 0) < 0:  # io_uring_enter\n"
+	"    sys.exit('io_uring_enter: errno %d' % ctypes.get_errno())\n"
+	"head = struct.unpack_from('I', ring, cq[0])[0]\n"
+	"cmask = struct.unpack_from('I', ring, cq[2])[0]\n"
+	"res = struct.unpack_from('<Qi', ring, cq[5] + (head & cmask) * 16)[1]\n"
+	"print('openat', 'ok' if res >= 0 else 'errno %d' % -res)\n";
+
+#define URING_TASK \
+	"schema_version: 1\n" \
+	"task_id: setid-uring\n" \
+	"policy:\n" \
+	"  unsafe: [io_uring]\n" \
+	"workspace:\n" \
+	"  template: tpl\n" \
+	"setup:\n" \
+	"  - run: [sh, -c, \"python3 uring.py setup-setid > setup.txt 2>&1; " \
+	"stat -c '%a %n' setup-setid >> setup.txt\"]\n" \
+	"agent:\n" \
+	"  run: [sh, -c, \"python3 uring.py agent-setid > agent.txt 2>&1; " \
+	"stat -c '%a %n' agent-setid setup-setid >> agent.txt\"]\n" \
+	"  timeout: 20s\n" \
+	"criteria:\n" \
+	"  - description: nothing set-id or special in the criteria's view\n" \
+	"    command:\n" \
+	"      run: [sh, -c, \"find {workspace} -perm /7000 -o -type p -o -type s -o -type b -o " \
+	"-type c\"]\n" \
+	"      stdout: { exact: \"\" }\n"
+
+/*
+ * A policy that lifts io_uring (`unsafe: [io_uring]`) lets the setup and the agent really make
+ * files with mode 6755, past the seccomp filter. The agent's reach the run folder only through
+ * the apply, which masks the mode; setup's, written directly, are cleared by the scrub.
+ */
+static void test_setid_io_uring(void **state)
+{
+	struct fx *f = *state;
+	/* kernel.io_uring_disabled: 0 allows it (a kernel without the sysctl always does). */
+	FILE *sysctl = fopen("/proc/sys/kernel/io_uring_disabled", "re");
+	int disabled = 0;
+	if (sysctl && fscanf(sysctl, "%d", &disabled) != 1)
+		disabled = -1;
+	if (sysctl)
+		(void)fclose(sysctl);
+	bool enabled = disabled == 0;
+	if (!enabled || access("/usr/bin/python3", X_OK) != 0) {
+		print_message("io_uring is disabled or there is no /usr/bin/python3: skipped\n");
+		skip();
+	}
+	char path[PATH_MAX];
+	th_pathf(path, "%s/tpl/uring.py", f->task_dir);
+	put_file(path, uring_py);
+	eval_task(f, URING_TASK, 0, "setid-uring", "SUCCESS");
+	/* The controls: both files were set-id in the sandbox. */
+	expect_run_file_has(f, "workspace/setup.txt", TH_CMD("openat ok", "6755 setup-setid"));
+	expect_run_file_has(f, "workspace/agent.txt",
+			    TH_CMD("openat ok", "6755 agent-setid", "6755 setup-setid"));
+	expect_all_passed(f);
+	expect_safe_run(f, true);
+	expect_run_file_has(f, "changes.log",
+			    TH_CMD("scrub: cleared the mode bits 6000 of 'setup-setid'"));
+	grade(f, 0, "SUCCESS");
+	expect_safe_run(f, true);
+}
+
+/*
+ * A workspace that cannot be made safe (setup left a FIFO deeper than the scrub descends) is
+ * set aside as workspace.unsafe: the run is ERROR, nothing grades it, and a regrade finds no
+ * workspace.
+ */
+static void test_unsettled_set_aside(void **state)
+{
+	struct fx *f = *state;
+	eval_task(f, "schema_version: 1\n"
+		     "task_id: unsettled\n"
+		     "setup:\n"
+		     "  - run: [sh, -c, \"d=.; i=0; while [ $i -lt 300 ]; do d=$d/d; i=$((i+1)); "
+		     "done; mkdir -p $d && mkfifo $d/fifo\"]\n"
+		     "agent: { run: [sh, -c, \"echo done > done.txt\"], timeout: 20s }\n"
+		     "criteria:\n"
+		     "  - description: done\n"
+		     "    file_exists: done.txt\n"
+		     "teardown:\n"
+		     "  - run: [sh, -c, \"echo ran > {workspace}/teardown.txt\"]\n",
+		  2, "unsettled", "ERROR");
+	assert_non_null(strstr(f->out.err, "could not be made safe"));
+	assert_false(run_has(f, "workspace"));
+	assert_true(run_has(f, "workspace.unsafe/done.txt"));
+	assert_false(run_has(f, "workspace.unsafe/teardown.txt"));
+	assert_string_equal(th_json_str(f->record, "phases.grade.status"), "skipped");
+	assert_string_equal(th_json_str(f->record, "phases.teardown.status"), "skipped");
+	assert_false(th_json_bool(criterion(f, 0), "evaluated"));
+	expect_run_file_has(f, "changes.log", TH_CMD("could not be made safe", "256"));
+	grade_arg(f, f->run, true, 3);
+	assert_non_null(strstr(f->out.err, "has no workspace"));
 }
 
 /* ---- several runs ---- */
@@ -1535,6 +1962,10 @@ int main(void)
 		T(test_criteria_overlay),
 		T(test_criteria_env),
 		T(test_static_unsafe_files),
+		T(test_run_folder_owner),
+		T(test_setid_plant),
+		T(test_setid_io_uring),
+		T(test_unsettled_set_aside),
 		T(test_parallel),
 		T(test_invalid_yaml),
 		T(test_invalid_key),
