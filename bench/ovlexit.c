@@ -6,9 +6,10 @@
  *
  *   bench-ovl-exit [-r ROUNDS] [-w WARMUP] DIR
  *
- * DIR is a scratch folder on the filesystem under test (bench/run makes one beside warden's
- * changesets, in its state directory); it holds lower/ (empty), merged/ and, per run, the
- * upper and work folders, removed again after each run. Each round runs every kind once,
+ * DIR is a folder on the filesystem under test (bench/run names one in the filesystem of
+ * warden's state directory). The program makes its own folder in it, DIR/bench-ovl-exit-XXXXXX,
+ * holding lower/ (empty), merged/ and, per run, the upper and work folders, and removes that
+ * folder, and only that, at the end. Each round runs every kind once,
  * round-robin (each round starts one kind further along):
  *
  *   none      a private mount namespace and no overlay: the floor
@@ -43,6 +44,7 @@
 #include <unistd.h>
 
 #define OVL_MAX_ROUNDS 100000
+#define OVL_DIR_MAX (PATH_MAX / 2) /* DIR's length at most, so every path below fits */
 
 enum kind { K_NONE, K_UPPER, K_VOLATILE, K_TMPFS, K_N };
 
@@ -199,9 +201,14 @@ int main(int argc, char **argv)
 	}
 	if (optind != argc - 1 || rounds == 0)
 		return usage();
-	const char *dir = argv[optind];
-	if (strlen(dir) > PATH_MAX / 2)
+	if (strlen(argv[optind]) > OVL_DIR_MAX)
 		return usage();
+	char dir[OVL_DIR_MAX + 32];
+	(void)snprintf(dir, sizeof(dir), "%s/bench-ovl-exit-XXXXXX", argv[optind]);
+	if (!mkdtemp(dir)) {
+		perror(argv[optind]);
+		return 2;
+	}
 	char path[PATH_MAX];
 	static const char *const sub[] = { "lower", "merged", "tmpfs" };
 	for (size_t i = 0; i < sizeof(sub) / sizeof(sub[0]); i++) {
@@ -248,9 +255,6 @@ int main(int argc, char **argv)
 		free(t[k].mount_us);
 		free(t[k].exit_us);
 	}
-	for (size_t i = 0; i < sizeof(sub) / sizeof(sub[0]); i++) {
-		(void)snprintf(path, sizeof(path), "%s/%s", dir, sub[i]);
-		rm_rf(path);
-	}
+	rm_rf(dir);
 	return failed ? 1 : 0;
 }
