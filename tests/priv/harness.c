@@ -93,7 +93,7 @@ static void private_tmp_remove(void)
 		(void)rmdir(private_tmp);
 }
 
-static void idmappable_tmp(void)
+void th_tmp_idmappable(void)
 {
 	const char *base = secure_getenv("TMPDIR");
 	if (!base || !*base)
@@ -120,7 +120,7 @@ void th_require_privileged(void)
 			      "that warden runs in privileged mode");
 	if (!th_userns_available(0, 0))
 		th_cannot_run("user namespaces are not available");
-	idmappable_tmp();
+	th_tmp_idmappable();
 }
 
 static uint64_t mono_ms(void)

@@ -58,6 +58,13 @@ void th_require_privileged(void);
  */
 bool th_fully_privileged(void);
 
+/*
+ * Root only: when $TMPDIR (default /tmp) is on overlayfs (a container's root), mounts a tmpfs
+ * on a new folder in it, in a private mount namespace of this program, and makes that folder
+ * TMPDIR (removed at exit). th_require_privileged calls it.
+ */
+void th_tmp_idmappable(void);
+
 /* True when a child of this process, switched to uid:gid, can create a user namespace. */
 bool th_userns_available(uid_t uid, gid_t gid);
 

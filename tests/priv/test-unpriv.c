@@ -187,6 +187,7 @@ int main(void)
 			th_cannot_run("setpriv (util-linux) is needed to run warden as uid %u",
 				      NOBODY);
 		user.via_setpriv = true;
+		th_tmp_idmappable();
 		user.uid = NOBODY;
 		user.gid = NOBODY;
 	} else {
@@ -211,7 +212,10 @@ int main(void)
 				      (unsigned)user.uid, bins[i]);
 
 	/* Changesets of unprivileged runs live in the user's state directory: give it one. */
-	char state[] = "/tmp/warden-unpriv-state-XXXXXX";
+	const char *tmp = secure_getenv("TMPDIR");
+	char state[PATH_MAX];
+	(void)snprintf(state, sizeof(state), "%s/warden-unpriv-state-XXXXXX",
+		       tmp && *tmp ? tmp : "/tmp");
 	if (!mkdtemp(state) || chown(state, user.uid, user.gid) < 0 ||
 	    setenv("XDG_STATE_HOME", state, 1) < 0)
 		th_cannot_run("make a state directory for uid %u", (unsigned)user.uid);
