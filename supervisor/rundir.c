@@ -41,6 +41,7 @@
 #include "io-util.h"
 #include "rundir.h"
 #include "sandbox.h"
+#include "treecopy.h"
 #include "wire.h"
 
 DEFINE_CLEANUP(DIR *, closedir)
@@ -52,8 +53,6 @@ DEFINE_CLEANUP(DIR *, closedir)
 #define RUNDIR_STAMP_LEN 16u      /* YYYYMMDDTHHMMSSZ */
 #define RUNDIR_RANDOM_LEN 8u      /* lowercase hex digits */
 #define RUNDIR_CREATE_TRIES 8     /* fresh random suffixes before giving up on EEXIST */
-#define RUNDIR_COPY_CHUNK (64u << 20)
-#define RUNDIR_BUF_SIZE (64u * 1024u)
 
 /*
  * Fills why (when there is room) and returns r, so a failure is one statement. The message is
@@ -253,204 +252,6 @@ int sup_rundir_create(const char *out_dir, const char *task_id, const struct tim
 
 /* ---- sup_rundir_copy_template ---------------------------------------------------------- */
 
-struct copy {
-	char rel[PATH_MAX];   /* template-relative path of the entry at hand */
-	size_t rel_len;
-	size_t n_entries;
-	uint64_t bytes;       /* regular file bytes copied so far */
-	dev_t ws_dev;         /* the workspace, which must not be met inside the template */
-	ino_t ws_ino;
-	char buf[RUNDIR_BUF_SIZE]; /* the read/write fallback's buffer */
-	char *why;
-	size_t why_len;
-};
-
-/* Appends name to c->rel; *saved gets the length to restore with rel_pop(). */
-static int rel_push(struct copy *c, const char *name, size_t *saved)
-{
-	size_t len = strlen(name);
-	size_t need = c->rel_len + (c->rel_len ? 1 : 0) + len;
-	if (need >= sizeof(c->rel))
-		return fail(-ENAMETOOLONG, c->why, c->why_len,
-			    "template entry '%s/%.32s...' has a path longer than %zu bytes", c->rel,
-			    name, sizeof(c->rel) - 1);
-	*saved = c->rel_len;
-	if (c->rel_len)
-		c->rel[c->rel_len++] = '/';
-	memcpy(c->rel + c->rel_len, name, len + 1);
-	c->rel_len += len;
-	return 0;
-}
-
-static void rel_pop(struct copy *c, size_t saved)
-{
-	c->rel_len = saved;
-	c->rel[saved] = '\0';
-}
-
-static int entry_fail(struct copy *c, int r, const char *what)
-{
-	return fail(r, c->why, c->why_len, "template entry '%s': %s: %s",
-		    c->rel_len ? c->rel : ".", what, strerror(-r));
-}
-
-static int changed(struct copy *c)
-{
-	return fail(-ESTALE, c->why, c->why_len,
-		    "template entry '%s' changed while it was being copied", c->rel);
-}
-
-/* Copies in to out, at most room bytes (io_copy_bounded, through the copier's buffer). */
-static int copy_data(struct copy *c, int in, int out, uint64_t room, uint64_t *copied)
-{
-	return io_copy_bounded(in, out, room, RUNDIR_COPY_CHUNK, c->buf, sizeof(c->buf), copied);
-}
-
-static int copy_dir(struct copy *c, int src_owned, int dst, unsigned depth);
-
-static int copy_folder(struct copy *c, int sfd, int dfd, const char *name,
-		       const struct stat *st, unsigned depth)
-{
-	if (depth + 1 > SUP_RUNDIR_MAX_DEPTH)
-		return fail(-E2BIG, c->why, c->why_len,
-			    "template entry '%s' is nested more than %u folders deep", c->rel,
-			    SUP_RUNDIR_MAX_DEPTH);
-	_cleanup_close_ int src = open_folder_at(sfd, name);
-	if (src == -ELOOP || src == -ENOTDIR)
-		return changed(c);
-	if (src < 0)
-		return entry_fail(c, src, "cannot be opened");
-	struct stat now;
-	if (fstat(src, &now) < 0)
-		return entry_fail(c, -errno, "fstat");
-	if (!S_ISDIR(now.st_mode) || !same_inode(st, &now))
-		return changed(c);
-	if (now.st_dev == c->ws_dev && now.st_ino == c->ws_ino)
-		return fail(-ELOOP, c->why, c->why_len,
-			    "template entry '%s' is the workspace it is copied into", c->rel);
-
-	/* Owner-only while it fills; the template's mode once its contents are in, so that a
-	 * read-only folder still gets its contents. */
-	if (mkdirat(dfd, name, 0700) < 0)
-		return entry_fail(c, -errno, "cannot be created in the workspace");
-	_cleanup_close_ int dst = open_folder_at(dfd, name);
-	if (dst < 0)
-		return entry_fail(c, dst, "cannot be opened in the workspace");
-	int r = copy_dir(c, TAKE_FD(src), dst, depth + 1);
-	if (r < 0)
-		return r;
-	if (fchmod(dst, st->st_mode & 0777) < 0)
-		return entry_fail(c, -errno, "fchmod in the workspace");
-	return 0;
-}
-
-static int copy_file(struct copy *c, int sfd, int dfd, const char *name, const struct stat *st)
-{
-	/* O_NONBLOCK: should a FIFO take the file's place meanwhile, opening it does not hang. */
-	_cleanup_close_ int in =
-		openat(sfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-	if (in < 0 && errno == ELOOP)
-		return changed(c);
-	if (in < 0)
-		return entry_fail(c, -errno, "cannot be opened");
-	struct stat now;
-	if (fstat(in, &now) < 0)
-		return entry_fail(c, -errno, "fstat");
-	if (!S_ISREG(now.st_mode) || !same_inode(st, &now))
-		return changed(c);
-
-	_cleanup_close_ int out = openat(dfd, name,
-					 O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY,
-					 0600);
-	if (out < 0)
-		return entry_fail(c, -errno, "cannot be created in the workspace");
-	uint64_t copied = 0;
-	int r = copy_data(c, in, out, SUP_RUNDIR_MAX_BYTES - c->bytes, &copied);
-	c->bytes += copied;
-	if (r == -E2BIG)
-		return fail(r, c->why, c->why_len,
-			    "template holds more than %llu bytes of files (at '%s')",
-			    (unsigned long long)SUP_RUNDIR_MAX_BYTES, c->rel);
-	if (r < 0)
-		return entry_fail(c, r, "cannot be copied");
-	/* Permission bits only: setuid, setgid and sticky are dropped, and ownership is warden's. */
-	if (fchmod(out, now.st_mode & 0777) < 0)
-		return entry_fail(c, -errno, "fchmod in the workspace");
-	return 0;
-}
-
-static int copy_link(struct copy *c, int sfd, int dfd, const char *name)
-{
-	char target[PATH_MAX];
-	ssize_t n = readlinkat(sfd, name, target, sizeof(target));
-	if (n < 0 && errno == EINVAL)
-		return changed(c);
-	if (n < 0)
-		return entry_fail(c, -errno, "readlink");
-	if ((size_t)n >= sizeof(target))
-		return fail(-ENAMETOOLONG, c->why, c->why_len,
-			    "template entry '%s' is a symlink with a target longer than %zu bytes",
-			    c->rel, sizeof(target) - 1);
-	target[n] = '\0';
-	/* The target is copied as text and never resolved: it may point anywhere, or nowhere. */
-	if (symlinkat(target, dfd, name) < 0)
-		return entry_fail(c, -errno, "cannot be created in the workspace");
-	return 0;
-}
-
-static int copy_entry(struct copy *c, int sfd, int dfd, const char *name, unsigned depth)
-{
-	size_t saved = 0;
-	int r = rel_push(c, name, &saved);
-	if (r < 0)
-		return r;
-	if (++c->n_entries > SUP_RUNDIR_MAX_ENTRIES) {
-		r = fail(-E2BIG, c->why, c->why_len,
-			 "template holds more than %u files, folders and symlinks (at '%s')",
-			 SUP_RUNDIR_MAX_ENTRIES, c->rel);
-	} else {
-		struct stat st;
-		if (fstatat(sfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-			r = entry_fail(c, -errno, "cannot be examined");
-		else if (S_ISDIR(st.st_mode))
-			r = copy_folder(c, sfd, dfd, name, &st, depth);
-		else if (S_ISREG(st.st_mode))
-			r = copy_file(c, sfd, dfd, name, &st);
-		else if (S_ISLNK(st.st_mode))
-			r = copy_link(c, sfd, dfd, name);
-		else
-			r = fail(-EINVAL, c->why, c->why_len,
-				 "template entry '%s' is a %s (expected a file, folder or symlink)",
-				 c->rel, type_name(st.st_mode));
-	}
-	rel_pop(c, saved);
-	return r;
-}
-
-/* Copies the entries of the folder src_owned (closed here, whatever happens) into dst. */
-static int copy_dir(struct copy *c, int src_owned, int dst, unsigned depth)
-{
-	_cleanup_close_ int src = src_owned;
-	_cleanup_(closedirp) DIR *d = fdopendir(src);
-	if (!d)
-		return entry_fail(c, -errno, "cannot be listed");
-	(void)TAKE_FD(src); /* d owns it now */
-	for (;;) {
-		errno = 0;
-		struct dirent *de = readdir(d);
-		if (!de) {
-			if (errno)
-				return entry_fail(c, -errno, "cannot be listed");
-			return 0;
-		}
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		int r = copy_entry(c, dirfd(d), dst, de->d_name, depth);
-		if (r < 0)
-			return r;
-	}
-}
-
 int sup_rundir_copy_template(const char *template_path, int ws_fd, char *why, size_t why_len)
 {
 	if (!template_path || !*template_path || ws_fd < 0)
@@ -479,12 +280,6 @@ int sup_rundir_copy_template(const char *template_path, int ws_fd, char *why, si
 			    strerror(-r));
 	}
 
-	_cleanup_free_ struct copy *c = calloc(1, sizeof(*c));
-	if (!c)
-		return fail(-ENOMEM, why, why_len, "template: out of memory");
-	c->why = why;
-	c->why_len = why_len;
-
 	struct stat ws, rs;
 	if (fstat(ws_fd, &ws) < 0 || fstat(root, &rs) < 0) {
 		int r = -errno;
@@ -495,9 +290,13 @@ int sup_rundir_copy_template(const char *template_path, int ws_fd, char *why, si
 			    tpath);
 	if (same_inode(&ws, &rs))
 		return fail(-ELOOP, why, why_len, "template '%s' is the workspace itself", tpath);
-	c->ws_dev = ws.st_dev;
-	c->ws_ino = ws.st_ino;
-	return copy_dir(c, TAKE_FD(root), ws_fd, 0);
+	static const struct sup_copy_limits lim = {
+		.what = "template",
+		.max_entries = SUP_RUNDIR_MAX_ENTRIES,
+		.max_bytes = SUP_RUNDIR_MAX_BYTES,
+		.max_depth = SUP_RUNDIR_MAX_DEPTH,
+	};
+	return sup_copy_tree(root, ws_fd, &lim, NULL, why, why_len);
 }
 
 /* ---- sup_rundir_write_files ------------------------------------------------------------ */

@@ -529,7 +529,7 @@ static void test_copy_workspace_inside(void **state)
 	/* the run folder holds the workspace: copying it into the workspace must stop */
 	why[0] = '\0';
 	assert_int_equal(sup_rundir_copy_template(path, ws, why, sizeof(why)), -ELOOP);
-	assert_why(why, "'workspace' is the workspace");
+	assert_why(why, "'workspace' is the folder it is copied into");
 	char wpath[PATH_MAX];
 	fmt(wpath, sizeof(wpath), "%s/workspace", path);
 	assert_int_equal(sup_rundir_copy_template(wpath, ws, why, sizeof(why)), -ELOOP);
