@@ -98,6 +98,7 @@ struct walk {
 	int out;          /* the records pipe */
 	int err;          /* first transport error */
 	unsigned n_recs;
+	unsigned n_applied, n_pending; /* records so far, by verdict */
 };
 
 static void emit(struct walk *w, enum sup_chg_kind kind, enum sup_chg_verdict verdict,
@@ -111,6 +112,10 @@ static void emit(struct walk *w, enum sup_chg_kind kind, enum sup_chg_verdict ve
 		w->err = -E2BIG;
 		return;
 	}
+	if (verdict == SUP_CHG_APPLIED)
+		w->n_applied++;
+	else
+		w->n_pending++;
 	const char *why = reason ? reason : "";
 	size_t why_len = strnlen(why, SUP_CHG_MAX_REASON);
 	wire_wr_init(&wr, buf, sizeof(buf));
@@ -137,6 +142,15 @@ static int open_beneath(int dfd, const char *rel, uint64_t flags)
 	return io_openat2(dfd, rel, flags | O_NOFOLLOW,
 			  RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
 				  RESOLVE_NO_XDEV);
+}
+
+/* More components than the pattern matcher compares (hide.h): no pattern can be checked. */
+static bool too_deep(const char *path)
+{
+	unsigned n = 1;
+	for (const char *p = path; *p; p++)
+		n += *p == '/';
+	return n > SUP_HIDE_MAX_DEPTH;
 }
 
 /* path matches pattern, or one of its leading directories does */
@@ -271,73 +285,6 @@ static int write_link(int hd, const char *name, const char *target)
 }
 
 /*
- * Checks (check = true) or removes a host directory tree, depth-first, never following a
- * symlink. In the check pass an entry changed since the run started is a conflict (-EBUSY).
- */
-static int host_tree(struct walk *w, int parent, const char *name, bool check, unsigned depth)
-{
-	if (depth > SUP_CHG_MAX_DEPTH)
-		return -ELOOP;
-	_cleanup_close_ int fd = open_beneath(parent, name, O_RDONLY | O_DIRECTORY);
-	if (fd < 0)
-		return fd;
-	DIR *d = dir_stream(fd);
-	if (!d)
-		return -errno;
-	int r = 0;
-	struct dirent *de;
-	while (r >= 0 && (errno = 0, de = readdir(d))) {
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		struct stat st;
-		if (fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-			r = -errno;
-			break;
-		}
-		if (check && changed_since_base(w, &st))
-			r = -EBUSY;
-		else if (S_ISDIR(st.st_mode))
-			r = host_tree(w, fd, de->d_name, check, depth + 1);
-		else if (!check && unlinkat(fd, de->d_name, 0) < 0)
-			r = -errno;
-	}
-	if (r >= 0 && errno)
-		r = -errno;
-	(void)closedir(d);
-	if (r >= 0 && !check && unlinkat(parent, name, AT_REMOVEDIR) < 0)
-		r = -errno;
-	return r;
-}
-
-/* Removes the host entry name (in hd, already lstat'ed as hst), a directory with all below. */
-static int remove_host(struct walk *w, int hd, const char *name, const struct stat *hst)
-{
-	if (changed_since_base(w, hst))
-		return -EBUSY;
-	if (!S_ISDIR(hst->st_mode))
-		return unlinkat(hd, name, 0) < 0 ? -errno : 0;
-	int r = host_tree(w, hd, name, true, 0);
-	if (r < 0)
-		return r;
-	return host_tree(w, hd, name, false, 0);
-}
-
-static const char *errno_reason(int r, char *buf, size_t size)
-{
-	if (r == -EBUSY)
-		return "changed on the host since the run started (apply --force to overwrite)";
-	(void)snprintf(buf, size, "could not be applied: %s", strerror(-r));
-	return buf;
-}
-
-/*
- * Walks the upper directory ud against the host directory hd (-1: the host has none, or a
- * dry run will not make it). Returns 0, the number of the host's entries an opaque ud still
- * has to delete, or -errno.
- */
-static int walk_dir(struct walk *w, int ud, int hd, char *path, size_t plen, unsigned depth);
-
-/*
  * Why path is held, or NULL. *out_whole: held as a whole, never entered for --include
  * (a repository the host did not have). top_git_ok: the top .git exists on the host as a
  * directory and the sandbox did not replace it.
@@ -357,13 +304,129 @@ static const char *held_reason(const struct walk *w, const char *path, const cha
 	if (match_prefixes(s->hold, s->n_hold, path) &&
 	    !match_prefixes(s->include, s->n_include, path))
 		return "workspace.hold names it";
+	/* The matcher does not compare a path this deep: fail closed, whatever --include says. */
+	if (s->n_hold && too_deep(path))
+		return "too deep for workspace.hold to be checked";
 	return NULL;
 }
+
+/* The path buffer holds the parent's path (plen bytes); appends name. */
+static int path_push(char *path, size_t plen, const char *name, size_t *out_len)
+{
+	size_t nlen = strlen(name);
+	size_t len = plen + (plen ? 1 : 0) + nlen;
+	if (len >= PATH_MAX)
+		return -ENAMETOOLONG;
+	if (plen)
+		path[plen] = '/';
+	memcpy(path + plen + (plen ? 1 : 0), name, nlen + 1);
+	*out_len = len;
+	return 0;
+}
+
+/* remove_host found a held path below the directory it was to delete. */
+#define HELD_BELOW 1
+#define HELD_BELOW_REASON "deletes a directory with held paths below it (workspace.hold names them)"
+
+/*
+ * Checks (check = true) or removes the host directory `name` in parent, depth-first, never
+ * following a symlink. path holds its workspace path (plen bytes, PATH_MAX in all); its
+ * entries are `child_depth` directories deep in the workspace. In the check pass an entry
+ * that is held (held_reason) makes the deletion held (HELD_BELOW), and one changed since the
+ * run started is a conflict (-EBUSY). Returns 0, HELD_BELOW or -errno.
+ */
+static int host_tree(struct walk *w, int parent, const char *name, bool check, char *path,
+		     size_t plen, unsigned depth, unsigned child_depth)
+{
+	if (depth > SUP_CHG_MAX_DEPTH)
+		return -ELOOP;
+	_cleanup_close_ int fd = open_beneath(parent, name, O_RDONLY | O_DIRECTORY);
+	if (fd < 0)
+		return fd;
+	DIR *d = dir_stream(fd);
+	if (!d)
+		return -errno;
+	int r = 0;
+	struct dirent *de;
+	while (r == 0 && (errno = 0, de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		struct stat st;
+		if (fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			r = -errno;
+			break;
+		}
+		if (check) {
+			size_t len;
+			bool whole;
+			if (path_push(path, plen, de->d_name, &len) < 0)
+				r = -ENAMETOOLONG;
+			else if (held_reason(w, path, de->d_name, child_depth, true, &whole))
+				r = HELD_BELOW;
+			else if (changed_since_base(w, &st))
+				r = -EBUSY;
+			else if (S_ISDIR(st.st_mode))
+				r = host_tree(w, fd, de->d_name, true, path, len, depth + 1,
+					      child_depth + 1);
+			path[plen] = '\0';
+		} else if (S_ISDIR(st.st_mode)) {
+			r = host_tree(w, fd, de->d_name, false, path, plen, depth + 1,
+				      child_depth + 1);
+		} else if (unlinkat(fd, de->d_name, 0) < 0) {
+			r = -errno;
+		}
+	}
+	if (r == 0 && errno)
+		r = -errno;
+	(void)closedir(d);
+	if (r == 0 && !check && unlinkat(parent, name, AT_REMOVEDIR) < 0)
+		r = -errno;
+	return r;
+}
+
+/*
+ * Removes the host entry name (in hd, already lstat'ed as hst; path holds its workspace path,
+ * len bytes, and it is depth directories deep), a directory with all below it: nothing is
+ * removed unless the whole tree passes the check first. A dry run only checks. Returns 0,
+ * HELD_BELOW, -EBUSY for a conflict, or -errno.
+ */
+static int remove_host(struct walk *w, int hd, const char *name, const struct stat *hst,
+		       char *path, size_t len, unsigned depth)
+{
+	if (changed_since_base(w, hst))
+		return -EBUSY;
+	if (!S_ISDIR(hst->st_mode)) {
+		if (w->spec->dry_run)
+			return 0;
+		return unlinkat(hd, name, 0) < 0 ? -errno : 0;
+	}
+	int r = host_tree(w, hd, name, true, path, len, 0, depth + 1);
+	if (r != 0 || w->spec->dry_run)
+		return r;
+	return host_tree(w, hd, name, false, path, len, 0, depth + 1);
+}
+
+static const char *errno_reason(int r, char *buf, size_t size)
+{
+	if (r == -EBUSY)
+		return "changed on the host since the run started (apply --force to overwrite)";
+	(void)snprintf(buf, size, "could not be applied: %s", strerror(-r));
+	return buf;
+}
+
+/*
+ * Walks the upper directory ud against the host directory hd (-1: the host has none, or a
+ * dry run will not make it). Returns 0, the number of the host's entries an opaque ud still
+ * has to delete, or -errno.
+ */
+static int walk_dir(struct walk *w, int ud, int hd, char *path, size_t plen, unsigned depth);
 
 /* Reads a whole file below dfd into a new buffer, at most max bytes. */
 static int read_whole(int dfd, const char *name, size_t max, char **out, size_t *out_len)
 {
-	_cleanup_close_ int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO in the file's place must not hang the walk before fstat sees it */
+	_cleanup_close_ int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
+						   O_NOCTTY | O_CLOEXEC);
 	struct stat st;
 	if (fd < 0 || fstat(fd, &st) < 0)
 		return -errno;
@@ -426,20 +489,6 @@ static const char *index_hides(int ud, int hd, const char *name)
 	return why;
 }
 
-/* The path buffer holds the parent's path (plen bytes); appends name. */
-static int path_push(char *path, size_t plen, const char *name, size_t *out_len)
-{
-	size_t nlen = strlen(name);
-	size_t len = plen + (plen ? 1 : 0) + nlen;
-	if (len >= PATH_MAX)
-		return -ENAMETOOLONG;
-	if (plen)
-		path[plen] = '/';
-	memcpy(path + plen + (plen ? 1 : 0), name, nlen + 1);
-	*out_len = len;
-	return 0;
-}
-
 /* One entry of an upper directory. hd is -1 when the host has no such directory. */
 static void walk_entry(struct walk *w, int ud, int hd, const char *name, char *path, size_t plen,
 		       unsigned depth)
@@ -487,9 +536,10 @@ static void walk_entry(struct walk *w, int ud, int hd, const char *name, char *p
 		} else if (!host_has) {
 			emit(w, SUP_CHG_DELETED, SUP_CHG_APPLIED, path, NULL);
 		} else {
-			int r = s->dry_run ? (changed_since_base(w, &hst) ? -EBUSY : 0)
-					   : remove_host(w, hd, name, &hst);
-			if (r < 0)
+			int r = remove_host(w, hd, name, &hst, path, len, depth);
+			if (r == HELD_BELOW)
+				emit(w, SUP_CHG_DELETED, SUP_CHG_HELD, path, HELD_BELOW_REASON);
+			else if (r < 0)
 				emit(w, SUP_CHG_DELETED, SUP_CHG_REFUSED, path,
 				     errno_reason(r, why, sizeof(why)));
 			else
@@ -521,14 +571,10 @@ static void walk_entry(struct walk *w, int ud, int hd, const char *name, char *p
 		}
 		_cleanup_close_ int hsub = -1;
 		int r = 0;
+		bool made = false;
 		if (host_has && !S_ISDIR(hst.st_mode)) {
 			/* A file became a directory. */
-			if (held)
-				r = -EPERM;
-			else if (!s->dry_run)
-				r = remove_host(w, hd, name, &hst);
-			else if (changed_since_base(w, &hst))
-				r = -EBUSY;
+			r = held ? -EPERM : remove_host(w, hd, name, &hst, path, len, depth);
 			host_has = false;
 		}
 		if (r >= 0 && host_has) {
@@ -539,6 +585,7 @@ static void walk_entry(struct walk *w, int ud, int hd, const char *name, char *p
 				r = -errno;
 			else
 				hsub = open_beneath(hd, name, O_RDONLY | O_DIRECTORY);
+			made = r >= 0;
 			r = r < 0 ? r : hsub < 0 ? hsub : 0;
 		}
 		if (r < 0) {
@@ -546,7 +593,17 @@ static void walk_entry(struct walk *w, int ud, int hd, const char *name, char *p
 			     r == -EPERM ? held : errno_reason(r, why, sizeof(why)));
 			goto out;
 		}
+		unsigned applied0 = w->n_applied, pending0 = w->n_pending;
 		r = walk_dir(w, sub, hsub, path, len, depth + 1);
+		bool applied_below = w->n_applied > applied0, pending_below = w->n_pending > pending0;
+		if (held && made && !applied_below && unlinkat(hd, name, AT_REMOVEDIR) < 0 && r >= 0)
+			/*
+			 * A held directory is entered only for --include; when that named nothing in
+			 * it, the host must not keep even the empty directory made for it.
+			 */
+			r = -errno;
+		if (held && applied_below && !pending_below)
+			held = NULL; /* --include named all there was below: made for them */
 		if (r < 0)
 			emit(w, SUP_CHG_DIR, SUP_CHG_REFUSED, path, errno_reason(r, why, sizeof(why)));
 		else if (r > 0)
@@ -603,7 +660,9 @@ static void walk_entry(struct walk *w, int ud, int hd, const char *name, char *p
 	else if (!s->dry_run && S_ISLNK(ust.st_mode))
 		r = write_link(hd, name, target);
 	else if (!s->dry_run)
-		r = write_file(ud, hd, name, &ust, host_has ? (int)(hst.st_mode & 07777) : -1);
+		/* Only a regular file's mode says what the host let others write (a symlink's is 0777). */
+		r = write_file(ud, hd, name, &ust,
+			       host_has && S_ISREG(hst.st_mode) ? (int)(hst.st_mode & 07777) : -1);
 	if (r == -EISDIR)
 		emit(w, kind, SUP_CHG_REFUSED, path, "would replace a directory of the host's");
 	else if (r < 0)
@@ -633,15 +692,20 @@ static int delete_unlisted(struct walk *w, int ud, int hd, char *path, size_t pl
 		struct stat ust, hst;
 		if (fstatat(ud, de->d_name, &ust, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT)
 			continue;
-		if (fstatat(hd, de->d_name, &hst, AT_SYMLINK_NOFOLLOW) < 0)
+		if (fstatat(hd, de->d_name, &hst, AT_SYMLINK_NOFOLLOW) < 0) {
+			pending += errno != ENOENT; /* gone meanwhile, or in the way: kept */
 			continue;
+		}
 		size_t len;
-		if (path_push(path, plen, de->d_name, &len) < 0)
+		if (path_push(path, plen, de->d_name, &len) < 0) {
+			pending++; /* a name too long: it stays, so the directory is not replaced */
 			continue;
+		}
 		bool whole;
 		const char *held = held_reason(w, path, de->d_name, depth, true, &whole);
-		int r = held ? 0 : w->spec->dry_run ? (changed_since_base(w, &hst) ? -EBUSY : 0)
-						     : remove_host(w, hd, de->d_name, &hst);
+		int r = held ? 0 : remove_host(w, hd, de->d_name, &hst, path, len, depth);
+		if (r == HELD_BELOW)
+			held = HELD_BELOW_REASON;
 		if (held)
 			emit(w, SUP_CHG_DELETED, SUP_CHG_HELD, path, held);
 		else if (r < 0)
