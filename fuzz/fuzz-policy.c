@@ -72,6 +72,25 @@ static void check_relative(const char *s)
 	fuzz_check_normalised(s);
 }
 
+/* A protect entry: relative and normalised, but for one trailing '/' that marks a directory. */
+static void check_protect(const char *s)
+{
+	char body[PATH_MAX];
+	size_t len = s ? strlen(s) : 0;
+	CHECK(len > 0 && len < PATH_MAX);
+	memcpy(body, s, len + 1);
+	if (len > 1 && body[len - 1] == '/')
+		body[len - 1] = '\0';
+	check_relative(body);
+}
+
+/* allow_create entry a names protect entry p, with or without p's trailing '/'. */
+static bool names_protect(const char *a, const char *p)
+{
+	size_t len = strlen(a);
+	return !strncmp(a, p, len) && (!p[len] || !strcmp(p + len, "/"));
+}
+
 static void check_list(char *const *v, size_t n)
 {
 	CHECK(n <= POL_MAX_LIST);
@@ -190,12 +209,12 @@ static void check_policy(const struct pol_policy *p, const char *name)
 	for (size_t i = 0; i < p->n_etc_files; i++)
 		check_relative(p->etc_files[i]);
 	for (size_t i = 0; i < p->n_protect; i++)
-		check_relative(p->protect[i]);
+		check_protect(p->protect[i]);
 	for (size_t i = 0; i < p->n_allow_create; i++) {
 		bool found = false;
 		check_relative(p->allow_create[i]);
 		for (size_t j = 0; j < p->n_protect; j++)
-			found = found || !strcmp(p->allow_create[i], p->protect[j]);
+			found = found || names_protect(p->allow_create[i], p->protect[j]);
 		CHECK(found);
 	}
 	for (size_t i = 0; i < p->n_hide; i++) {

@@ -581,6 +581,38 @@ static int check_cap(const struct pol_walker *w, const char *label, const struct
 }
 
 /*
+ * A filesystem.protect entry: a relative path normalised like allow_create's, which may end in
+ * one '/' to say that it names a directory (a missing one is then covered by an empty directory
+ * rather than an empty file). The entry is stored as written, '/' included.
+ */
+static int check_protect(const struct pol_walker *w, const char *label, const struct pol_node *item)
+{
+	char body[PATH_MAX];
+	size_t len;
+	int r = pol_want_scalar(w, label, item, "a relative path");
+	if (r < 0)
+		return r;
+	len = strlen(item->str);
+	/* Anything but "name/" gets the ordinary checks (and their messages). */
+	if (len < 2 || len >= PATH_MAX || item->str[0] == '/' || item->str[len - 1] != '/')
+		return pol_check_rel_path(w, label, item);
+	memcpy(body, item->str, len - 1);
+	body[len - 1] = '\0';
+	return pol_path_flaw_fail(w, label, item, pol_path_flaw(body));
+}
+
+/* True when protect has s, with or without the trailing '/' that marks a directory. */
+static bool protect_has(const struct pol_policy *p, const char *s)
+{
+	size_t len = strlen(s);
+	for (size_t i = 0; i < p->n_protect; i++)
+		if (strncmp(p->protect[i], s, len) == 0 &&
+		    (p->protect[i][len] == '\0' || streq(&p->protect[i][len], "/")))
+			return true;
+	return false;
+}
+
+/*
  * A filesystem.hide pattern: workspace-relative and normalised like protect, with fnmatch(3)
  * wildcards (*, ?, [...]) inside a component and "**" (any number of directories) as a whole
  * component. Backslash escapes are refused so that a pattern means the same to every reader.
@@ -801,7 +833,7 @@ static const struct pol_field filesystem_fields[] = {
 	{ .key = "binds", .fn = fld_binds },
 	{ .key = "etc", .fn = pol_fld_str_list, .off = offsetof(struct pol_policy, etc_files),
 	  .n_off = offsetof(struct pol_policy, n_etc_files), .check = check_etc_entry },
-	STR_LIST("protect", protect, pol_check_rel_path),
+	STR_LIST("protect", protect, check_protect),
 	STR_LIST("allow_create", allow_create, pol_check_rel_path),
 	STR_LIST("hide", hide, check_hide),
 };
@@ -824,7 +856,7 @@ static int fld_filesystem(const struct pol_walker *w, void *target, const struct
 	ac = pol_map_get(v, "allow_create");
 	pr = pol_map_get(v, "protect");
 	for (size_t i = 0; i < p->n_allow_create; i++) {
-		if (pol_strv_contains(p->protect, p->n_protect, p->allow_create[i]))
+		if (protect_has(p, p->allow_create[i]))
 			continue;
 		if (ac) {
 			assert(ac->kind == POL_NODE_SEQ && ac->n_kids == p->n_allow_create);

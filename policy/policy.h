@@ -135,7 +135,8 @@ struct pol_policy {
 	size_t n_binds;
 	char **etc_files;        /* host /etc entries bound read-only when present */
 	size_t n_etc_files;
-	char **protect;          /* workspace-relative paths kept read-only / uncreatable */
+	char **protect;          /* workspace-relative paths kept read-only / uncreatable;
+				    a trailing '/' (kept) marks a directory */
 	size_t n_protect;
 	char **allow_create;     /* protect entries that may be created when missing */
 	size_t n_allow_create;

@@ -437,10 +437,69 @@ static int setup_etc(int root, const struct pol_policy *pol, char *step, size_t 
 	return 0;
 }
 
+/* A workspace-relative path without a trailing '/': borrowed text and its length. */
+struct ws_rel {
+	const char *s;
+	size_t len;
+};
+
+/* a lies strictly above b. */
+static bool rel_above(const struct ws_rel *a, const struct ws_rel *b)
+{
+	return a->len < b->len && memcmp(a->s, b->s, a->len) == 0 && b->s[a->len] == '/';
+}
+
+static bool rel_same(const struct ws_rel *a, const struct ws_rel *b)
+{
+	return a->len == b->len && memcmp(a->s, b->s, a->len) == 0;
+}
+
 /*
- * Workspace hardening inside the sandbox view: .git is bound onto itself (writable, but a
- * mount point cannot be renamed away or replaced), then every protected path that exists
- * is bound read-only onto itself. Resolution never follows a symlink.
+ * r resolved beneath ws, never through a symlink (a final one is opened itself), as an O_PATH
+ * fd, or -errno. buf (PATH_MAX bytes) gets r as a string, for messages.
+ */
+static int open_ws_rel(int ws, const struct ws_rel *r, char *buf)
+{
+	if (r->len >= PATH_MAX)
+		return -ENAMETOOLONG;
+	memcpy(buf, r->s, r->len);
+	buf[r->len] = '\0';
+	struct open_how how = {
+		.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+	int fd = (int)syscall(SYS_openat2, ws, buf, &how, sizeof(how));
+	return fd < 0 ? -errno : fd;
+}
+
+/* The tree at fd, with everything mounted below it, bound onto itself with attrs added. */
+static int bind_onto_itself(int fd, uint64_t attrs)
+{
+	_cleanup_close_ int tree = clone_tree(fd, "", true);
+	if (tree < 0)
+		return tree;
+	int r = set_attr(tree, attrs, true);
+	return r < 0 ? r : attach(tree, fd, "");
+}
+
+static int rel_shorter_first(const void *a, const void *b)
+{
+	const struct ws_rel *x = a, *y = b;
+	return x->len < y->len ? -1 : x->len > y->len;
+}
+
+/*
+ * Workspace hardening inside the sandbox view (workspace mode direct). Bound read-only onto
+ * itself, with everything below it: the top-level .git whatever it is (directory, gitfile, or
+ * the supervisor's empty placeholder directory), every filesystem.protect entry that exists
+ * (a trailing '/' dropped), and every entry the supervisor listed (placeholders, existing
+ * non-directories in the way, the directories a .git file points to, a top-level HEAD). An
+ * entry below another one is left to it (".git/hooks" is inside ".git"). A mount point cannot
+ * be renamed, removed or replaced, so neither can these entries; and each directory above one
+ * of them is bound onto itself too, writable, so that it cannot be renamed away with the
+ * entry inside and a fresh one made at the old name. Missing entries are skipped: the
+ * supervisor covered them, or allow_create lets them be made. Resolution never follows a
+ * symlink; a protected path that is a symlink, or is reached through one, refuses the run.
  */
 static int protect_workspace(int root, const struct sbx_config *cfg, char *step, size_t step_len)
 {
@@ -449,42 +508,191 @@ static int protect_workspace(int root, const struct sbx_config *cfg, char *step,
 	if (ws < 0)
 		return set_step(step, step_len, -errno, "open /workspace", NULL);
 
-	struct open_how how = {
-		.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
-		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
-	};
-	size_t n = 1 + pol->n_protect + cfg->n_placeholders;
+	size_t n = 1 + pol->n_protect + cfg->n_placeholders, n_pins = 0;
+	_cleanup_free_ struct ws_rel *rels = calloc(n, sizeof(*rels));
+	_cleanup_free_ bool *keep = calloc(n, sizeof(*keep));
+	_cleanup_free_ struct ws_rel *pins = NULL;
+	if (!rels || !keep)
+		return set_step(step, step_len, -ENOMEM, "allocate", NULL);
+	rels[0] = (struct ws_rel){ ".git", 4 };
+	for (size_t i = 0; i < pol->n_protect; i++) {
+		size_t len = strlen(pol->protect[i]);
+		if (len > 1 && pol->protect[i][len - 1] == '/')
+			len--;
+		rels[1 + i] = (struct ws_rel){ pol->protect[i], len };
+	}
+	for (size_t i = 0; i < cfg->n_placeholders; i++) {
+		const char *rel = cfg->placeholders[i].rel;
+		rels[1 + pol->n_protect + i] = (struct ws_rel){ rel, strlen(rel) };
+	}
+
+	char buf[PATH_MAX];
 	for (size_t i = 0; i < n; i++) {
-		/*
-		 * Entry 0 is .git itself, bound read-write; then the policy's protected paths and
-		 * the placeholders standing in for missing ones, read-only.
-		 */
-		const char *rel = i == 0			 ? ".git"
-				  : i <= pol->n_protect ? pol->protect[i - 1]
-							 : cfg->placeholders[i - 1 - pol->n_protect].rel;
-		uint64_t attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
-				 (i == 0 ? 0 : MOUNT_ATTR_RDONLY);
-		_cleanup_close_ int fd = (int)syscall(SYS_openat2, ws, rel, &how, sizeof(how));
-		if (fd < 0 && (errno == ENOENT || errno == ENOTDIR))
+		bool covered = false;
+		for (size_t j = 0; j < n && !covered; j++)
+			covered = rel_above(&rels[j], &rels[i]) || (j < i && rel_same(&rels[j], &rels[i]));
+		if (covered)
+			continue;
+		_cleanup_close_ int fd = open_ws_rel(ws, &rels[i], buf);
+		if (fd == -ENOENT || fd == -ENOTDIR)
 			continue; /* covered by a placeholder or blocker, or allowed to be created */
 		if (fd < 0)
-			return set_step(step, step_len, -errno, "resolve protected path", rel);
+			return set_step(step, step_len, fd, "resolve protected path", buf);
 		struct stat st;
 		if (fstat(fd, &st) < 0)
-			return set_step(step, step_len, -errno, "stat protected path", rel);
+			return set_step(step, step_len, -errno, "stat protected path", buf);
 		if (S_ISLNK(st.st_mode))
-			return set_step(step, step_len, -ELOOP, "protected path is a symlink:", rel);
+			return set_step(step, step_len, -ELOOP, "protected path is a symlink:", buf);
 		if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
-			return set_step(step, step_len, -EINVAL, "protected path is not a file:", rel);
-		_cleanup_close_ int tree = clone_tree(fd, "", true);
-		if (tree < 0)
-			return set_step(step, step_len, tree, "clone protected path", rel);
-		int r = set_attr(tree, attrs, true);
-		if (r >= 0)
-			r = attach(tree, fd, "");
-		if (r < 0)
-			return set_step(step, step_len, r, "bind protected path", rel);
+			return set_step(step, step_len, -EINVAL, "protected path is not a file:", buf);
+		keep[i] = true;
+		/* Its ancestors become pins (each once). */
+		for (size_t k = 1; k < rels[i].len; k++) {
+			if (rels[i].s[k] != '/')
+				continue;
+			struct ws_rel a = { rels[i].s, k };
+			bool seen = false;
+			for (size_t p = 0; p < n_pins && !seen; p++)
+				seen = rel_same(&pins[p], &a);
+			if (seen)
+				continue;
+			struct ws_rel *grown = reallocarray(pins, n_pins + 1, sizeof(*pins));
+			if (!grown)
+				return set_step(step, step_len, -ENOMEM, "allocate", NULL);
+			pins = grown;
+			pins[n_pins++] = a;
+		}
 	}
+	/* A pin is mounted before anything below it, so that what is below stays in view. */
+	if (n_pins)
+		qsort(pins, n_pins, sizeof(*pins), rel_shorter_first);
+	for (size_t p = 0; p < n_pins; p++) {
+		_cleanup_close_ int fd = open_ws_rel(ws, &pins[p], buf);
+		int r = fd < 0 ? fd : bind_onto_itself(fd, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+		if (r < 0)
+			return set_step(step, step_len, r, "pin the directory above a protected path",
+					buf);
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (!keep[i])
+			continue;
+		/* Resolved again: a pin may now be mounted on the way. */
+		_cleanup_close_ int fd = open_ws_rel(ws, &rels[i], buf);
+		int r = fd < 0 ? fd
+			       : bind_onto_itself(fd, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
+							      MOUNT_ATTR_NODEV);
+		if (r < 0)
+			return set_step(step, step_len, r, "bind protected path", buf);
+	}
+	return 0;
+}
+
+/* The value of name in a NULL-terminated NAME=value environment, or NULL. */
+static const char *env_value(char *const *envp, const char *name)
+{
+	size_t len = strlen(name);
+	for (size_t i = 0; envp && envp[i]; i++)
+		if (strncmp(envp[i], name, len) == 0 && envp[i][len] == '=')
+			return envp[i] + len + 1;
+	return NULL;
+}
+
+/* path (absolute) without its leading "/" when it is normalised and lies below dir, else NULL. */
+static const char *below_dir(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+	if (strncmp(path, dir, n) != 0 || path[n] != '/')
+		return NULL;
+	for (const char *p = path + 1;;) {
+		const char *end = strchrnul(p, '/');
+		size_t len = (size_t)(end - p);
+		if (len == 0 || (len == 1 && p[0] == '.') || (len == 2 && p[0] == '.' && p[1] == '.'))
+			return NULL;
+		if (!*end)
+			return path + 1;
+		p = end + 1;
+	}
+}
+
+static int write_all(int fd, const char *buf, size_t len)
+{
+	while (len > 0) {
+		ssize_t n = write(fd, buf, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		buf += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/*
+ * The placeholders the supervisor made in the workspace (sandbox/workspace.c) are no work of
+ * the sandbox's: its git must not offer them to `git add`. They are listed, anchored at the
+ * top of the work tree, in the global excludes file git reads by default:
+ * $XDG_CONFIG_HOME/git/ignore, or $HOME/.config/git/ignore, from the sandbox's environment.
+ * It is written only when that lies in the sandbox's own home (a fresh tmpfs); a HOME or
+ * XDG_CONFIG_HOME elsewhere gets nothing. The file belongs to the sandbox user, who may change
+ * it: it spares git's users a surprise and protects nothing.
+ */
+static int write_git_excludes(int root, const struct sbx_config *cfg, char *step,
+			      size_t step_len)
+{
+	size_t n_listed = 0;
+	for (size_t i = 0; i < cfg->n_placeholders; i++)
+		n_listed += cfg->placeholders[i].created && strcmp(cfg->placeholders[i].rel, ".git");
+	if (!n_listed)
+		return 0;
+	const char *xdg = env_value(cfg->envp, "XDG_CONFIG_HOME");
+	const char *home = env_value(cfg->envp, "HOME");
+	char dir[PATH_MAX], home_dir[PATH_MAX], file[PATH_MAX];
+	int len;
+	if (xdg && *xdg)
+		len = snprintf(dir, sizeof(dir), "%s/git", xdg);
+	else if (home)
+		len = snprintf(dir, sizeof(dir), "%s/.config/git", home);
+	else
+		return 0;
+	(void)snprintf(home_dir, sizeof(home_dir), "/home/%s", cfg->pol->user_name);
+	const char *rel = len > 0 && (size_t)len < sizeof(dir) ? below_dir(dir, home_dir) : NULL;
+	if (!rel)
+		return 0;
+	int r = mkdir_p(root, rel);
+	if (r < 0)
+		return set_step(step, step_len, r, "create", dir);
+	len = snprintf(file, sizeof(file), "%s/ignore", rel);
+	if (len < 0 || (size_t)len >= sizeof(file))
+		return set_step(step, step_len, -ENAMETOOLONG, "write git's excludes file in", dir);
+	_cleanup_close_ int fd =
+		openat(root, file, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return set_step(step, step_len, -errno, "write git's excludes file in", dir);
+	static const char head[] = "# warden: placeholders for protected paths, there only while "
+				   "the run lasts (docs/workspace.md)\n";
+	r = write_all(fd, head, sizeof(head) - 1);
+	for (size_t i = 0; i < cfg->n_placeholders && r >= 0; i++) {
+		const struct sbx_placeholder *ph = &cfg->placeholders[i];
+		if (!ph->created || strcmp(ph->rel, ".git") == 0)
+			continue;
+		/* "/name", with what gitignore would read as a pattern escaped. */
+		char line[2 * PATH_MAX + 3];
+		size_t o = 0;
+		bool ok = true;
+		line[o++] = '/';
+		for (const char *c = ph->rel; *c && ok; c++) {
+			ok = (unsigned char)*c >= 0x20 && *c != 0x7f;
+			if (strchr("\\*?[ !#", *c))
+				line[o++] = '\\';
+			line[o++] = *c;
+		}
+		line[o++] = '\n';
+		if (ok)
+			r = write_all(fd, line, o);
+	}
+	if (r < 0)
+		return set_step(step, step_len, r, "write git's excludes file in", dir);
 	return 0;
 }
 
@@ -885,6 +1093,9 @@ int sbx_mount_setup(const struct sbx_config *cfg, char *step, size_t step_len)
 	r = mount_new_fs(root, home, "tmpfs", home_opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
 	if (r < 0)
 		return set_step(step, step_len, r, "mount", home);
+	r = write_git_excludes(root, cfg, step, step_len);
+	if (r < 0)
+		return r;
 
 	r = setup_dev(root, size, step, step_len);
 	if (r < 0)

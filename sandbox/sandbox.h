@@ -27,15 +27,17 @@ struct sbx_failure {
 };
 
 /*
- * A workspace entry that stands in the way of a missing protected path: either a placeholder
- * the supervisor created (and removes afterwards), or an existing non-directory ancestor.
- * Both are bound read-only inside the sandbox, so the protected path cannot be created.
+ * A workspace entry that mode direct binds read-only inside the sandbox, besides .git and the
+ * policy's protect list: a placeholder the supervisor created for a missing protected path
+ * (and removes afterwards), an existing non-directory standing in the way of one, the
+ * directory a top-level .git file points to (and its commondir), or an existing top-level
+ * HEAD (sbx_placeholders_create).
  */
 struct sbx_placeholder {
 	char *rel;       /* workspace-relative path */
 	dev_t dev;
 	ino_t ino;
-	bool created;    /* made by us: remove it afterwards */
+	bool created;    /* made by us (an empty file or directory): remove it afterwards */
 };
 
 struct sbx_config {
@@ -127,13 +129,25 @@ int sbx_idmap_workspace(int workspace_fd, uint32_t ws_uid, uint32_t ws_gid, uint
 int sbx_workspace_lock(int lock_dir_fd, int workspace_fd, int *out_fd, bool *out_alone);
 
 /*
- * Creates empty, read-only placeholder files for protected workspace paths that do not exist
- * (at the first missing component), so the sandbox cannot create them; where an existing
- * non-directory already stands in the way, it is listed (not created) so that it too is bound
- * read-only. A placeholder another run made is adopted; one left by a dead supervisor is
- * replaced, but only when alone is true. Entries named in the policy's allow_create are
- * skipped. Resolution is fd-relative and refuses symlinks. On success stores a new array in
- * *out (free with sbx_placeholders_remove) and returns 0.
+ * Workspace mode direct, before the sandbox exists: lists what the sandbox must get read-only
+ * beyond .git and the protect list, creating placeholders for what is missing, so that the
+ * sandbox can create none of it:
+ * - the top-level .git: an empty directory (mode 0555) when missing; when it is a gitfile
+ *   ("gitdir: PATH"), the directory PATH names and that directory's "commondir", where they
+ *   lie in the workspace (a missing one gets an empty directory at its first missing
+ *   component); where they lie outside, nothing;
+ * - the top-level HEAD when .git is missing or has no HEAD (so that the workspace cannot be
+ *   made a bare repository): listed when it exists, else an empty directory;
+ * - each protect entry that is missing (but those at or below .git, and those allow_create
+ *   names): a placeholder at its first missing component, an empty directory when the entry
+ *   ends in '/' or the component is not its last, else an empty file (mode 0444); where an
+ *   existing non-directory already stands in the way, it is listed (not created).
+ * Placeholders carry a mark naming this process. A placeholder another run made is adopted;
+ * one left by a dead supervisor is replaced, but only when alone is true. Resolution inside
+ * the workspace is fd-relative and refuses symlinks. Fails with -ELOOP when a gitfile's path
+ * reaches the workspace through a symlink, -EINVAL when it names the workspace itself. On
+ * success stores a new array in *out (free with sbx_placeholders_remove) and returns 0; on
+ * failure removes what it created.
  */
 int sbx_placeholders_create(int workspace_fd, const struct pol_policy *pol, bool alone,
 			    struct sbx_placeholder **out, size_t *out_n);
@@ -141,8 +155,8 @@ int sbx_placeholders_create(int workspace_fd, const struct pol_policy *pol, bool
 /*
  * Frees the array from sbx_placeholders_create and, when this run is the last one on the
  * workspace (it can take lock_fd exclusively, or lock_fd is -1), removes the placeholders it
- * made or adopted (only those still empty regular files with the same inode). Returns the
- * number that could not be removed (0 in the normal case).
+ * made or adopted (only those still empty files or directories with the same inode). Returns
+ * the number that could not be removed (0 in the normal case).
  */
 int sbx_placeholders_remove(int workspace_fd, int lock_fd, struct sbx_placeholder *ph, size_t n);
 

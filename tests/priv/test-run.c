@@ -463,15 +463,16 @@ static void test_protect_git_rename(void **state)
 	assert_false(th_ws_exists(&f->ws, ".git/h2"));
 }
 
-static void test_git_other_writable(void **state)
+static void test_git_all_read_only(void **state)
 {
 	struct th_fx *f = *state;
 	f->ws_mode = "direct"; /* the protect list is workspace mode direct's */
 	make_git(f);
-	probe_expect(f, TH_CMD(TH_PROBE, "write", "/workspace/.git/index"), 0, "OK 1\n");
-	probe_expect(f, TH_CMD(TH_PROBE, "mkdir", "/workspace/.git/objects"), 0, "OK 0\n");
-	assert_true(th_ws_exists(&f->ws, ".git/index"));
-	assert_true(th_ws_exists(&f->ws, ".git/objects"));
+	/* The whole top-level .git, not only hooks and config (tests/priv/test-workspace-direct.c). */
+	expect_write_refused(f, TH_CMD(TH_PROBE, "write", "/workspace/.git/index"));
+	expect_write_refused(f, TH_CMD(TH_PROBE, "mkdir", "/workspace/.git/objects"));
+	assert_false(th_ws_exists(&f->ws, ".git/index"));
+	assert_false(th_ws_exists(&f->ws, ".git/objects"));
 }
 
 static void test_protect_envrc_create(void **state)
@@ -486,12 +487,12 @@ static void test_no_placeholder_left(void **state)
 {
 	struct th_fx *f = *state;
 	f->ws_mode = "direct"; /* the protect list is workspace mode direct's */
-	/* During the run, a missing .git is a placeholder file: no .git/hooks can be made. */
+	/* During the run, a missing .git is an empty read-only directory: nothing goes in it. */
 	th_fx_record_expect(f, NULL, TH_CMD(TH_PROBE, "mkdir", "/workspace/.git/hooks"), 1,
-			    "ERR ENOTDIR 20\n");
-	/* .git (for .git/hooks and .git/config), .gitmodules, .envrc, .vscode, .idea,
-	 * .devcontainer */
-	assert_int_equal((int)th_json_num(f->record, "sandbox.placeholders"), 6);
+			    "ERR EROFS 30\n");
+	/* .git, HEAD (with no .git, the workspace must not become a bare repository) and the
+	 * 29 entries of the default protect list */
+	assert_int_equal((int)th_json_num(f->record, "sandbox.placeholders"), 31);
 	expect_names(f->ws.dir, "probe\n");
 }
 
@@ -1473,8 +1474,16 @@ static void test_stale_placeholders_collected(void **state)
 {
 	struct th_fx *f = *state;
 	f->ws_mode = "direct"; /* the protect list is workspace mode direct's */
-	static const char *const protected_top[] = { ".git", ".gitmodules", ".envrc", ".vscode",
-						     ".idea", ".devcontainer" };
+	/* Some of the placeholders: empty files, and empty directories (.git, HEAD, names
+	 * ending in '/' in the protect list). */
+	static const struct {
+		const char *name;
+		bool dir;
+	} protected_top[] = {
+		{ ".git", true },   { "HEAD", true },	{ ".gitmodules", false },
+		{ ".envrc", false }, { ".vscode", true }, { ".idea", true },
+		{ ".devcontainer", true },
+	};
 	struct th_proc p;
 	int seen = spawn_sleeper(f, "stale", "30", &p);
 	(void)kill(p.pid, SIGKILL); /* warden only; the sandbox dies with it */
@@ -1493,12 +1502,17 @@ static void test_stale_placeholders_collected(void **state)
 	for (size_t i = 0; i < sizeof(protected_top) / sizeof(protected_top[0]); i++) {
 		char path[PATH_MAX];
 		struct stat st;
-		th_ws_path(&f->ws, protected_top[i], path);
+		th_ws_path(&f->ws, protected_top[i].name, path);
 		if (lstat(path, &st) < 0)
-			fail_msg("no placeholder %s after the SIGKILL", protected_top[i]);
-		assert_true(S_ISREG(st.st_mode));
-		assert_int_equal(st.st_size, 0);
-		assert_int_equal(st.st_mode & 07777, 0444);
+			fail_msg("no placeholder %s after the SIGKILL", protected_top[i].name);
+		if (protected_top[i].dir) {
+			assert_true(S_ISDIR(st.st_mode));
+			assert_int_equal(st.st_mode & 07777, 0555);
+		} else {
+			assert_true(S_ISREG(st.st_mode));
+			assert_int_equal(st.st_size, 0);
+			assert_int_equal(st.st_mode & 07777, 0444);
+		}
 	}
 
 	probe_expect(f, TH_CMD(TH_PROBE, "exit", "0"), 0, "");
@@ -1573,7 +1587,7 @@ int main(void)
 		T(test_protect_git_hooks),
 		T(test_protect_git_config),
 		T(test_protect_git_rename),
-		T(test_git_other_writable),
+		T(test_git_all_read_only),
 		T(test_protect_envrc_create),
 		T(test_no_placeholder_left),
 		T(test_net_host_tcp_unreachable),

@@ -100,9 +100,14 @@ static void check_default_values(const struct pol_policy *p)
 		"localtime", "os-release", "ssl", "ca-certificates", "ca-certificates.conf",
 		"mime.types", "gitconfig", "bash.bashrc", "profile", "inputrc",
 	};
+	/* The names workspace.hold holds at any depth, at the top; directories end in '/'. */
 	static const char *const protect[] = {
-		".git/hooks", ".git/config", ".gitmodules", ".envrc", ".vscode", ".idea",
-		".devcontainer",
+		".gitmodules", ".gitconfig", ".bashrc", ".bash_profile", ".bash_login",
+		".bash_logout", ".profile", ".zshrc", ".zshenv", ".zprofile", ".zlogin",
+		".zlogout", ".kshrc", ".cshrc", ".tcshrc", ".envrc", ".vscode/", ".idea/",
+		".devcontainer/", ".devcontainer.json", ".claude/", ".mcp.json", ".codex/",
+		".husky/", ".pre-commit-config.yaml", ".yarnrc.yml", ".yarnrc", ".npmrc",
+		".pnpmfile.cjs",
 	};
 	static const struct {
 		const char *path;
@@ -252,7 +257,7 @@ static void test_overlay_list_replaces(void **state)
 	assert_int_equal(p->binds[0].mode, POL_BIND_RW);
 	assert_true(p->binds[0].optional);
 	/* untouched lists keep the default */
-	assert_int_equal(p->n_protect, 7);
+	assert_int_equal(p->n_protect, 29);
 	assert_int_equal(p->n_env_set, 2);
 	assert_int_equal(p->n_env_pass, 2);
 	assert_string_equal(p->env_pass[1], "LC_ALL");
@@ -930,6 +935,18 @@ static void test_protect_entries(void **state)
 	check_error("filesystem: {protect: [a//b]}\n", 1, 24, "empty component");
 	check_error("filesystem: {protect: [\"\"]}\n", 1, 24, "empty component");
 	check_error("filesystem: {allow_create: [.envrc/]}\n", 1, 29, "filesystem.allow_create[0] '.envrc/' has an empty component");
+	/* One trailing '/' marks a directory; the rest of the entry is checked as usual. */
+	check_error("filesystem: {protect: [a//]}\n", 1, 24, "filesystem.protect[0] 'a//' has an empty component");
+	check_error("filesystem: {protect: [/]}\n", 1, 24, "filesystem.protect[0] '/' is absolute");
+	check_error("filesystem: {protect: [/a/]}\n", 1, 24, "filesystem.protect[0] '/a/' is absolute");
+	check_error("filesystem: {protect: [a/../]}\n", 1, 24, "filesystem.protect[0] 'a/../' has a '..' component");
+	check_error("filesystem: {protect: [./]}\n", 1, 24, "has a '.' component");
+	struct pol_policy *p = parse_ok("filesystem: {protect: [.vscode/, a/b/], allow_create: [.vscode]}\n");
+	assert_int_equal(p->n_protect, 2);
+	assert_string_equal(p->protect[0], ".vscode/"); /* kept as written */
+	assert_string_equal(p->protect[1], "a/b/");
+	assert_int_equal(p->n_allow_create, 1);
+	pol_free(p);
 }
 
 static void test_relative_path_length(void **state)
