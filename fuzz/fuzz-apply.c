@@ -6,7 +6,8 @@
  *
  * Target functions: sup_apply_walk(), sup_apply_read_records() and sup_apply_prune()
  * (supervisor/apply.c), the code `warden apply` runs in its children after dropping to the
- * owners. Here they run as whoever runs the fuzzer (root in CI, a user elsewhere): nothing
+ * owners, and for a dry run `warden diff`'s sup_apply_diff_write() and _read(), with the
+ * diffs of supervisor/textdiff.c. Here they run as whoever runs the fuzzer (root in CI, a user elsewhere): nothing
  * needs privilege, and what cannot be built as that user (a device node) is left out.
  *
  * Scratch: one directory per process (/dev/shm when it can be written, where fsync costs
@@ -37,7 +38,9 @@
  *  - the records the walker wrote decode (sup_apply_read_records returns 0) and add up;
  *  - nothing outside ws/ changed: sentinel/ is as it was, entry for entry (type, inode, mode,
  *    size, times), and the scratch directory holds only upper/, ws/ and sentinel/;
- *  - a dry run changes nothing in ws/ at all, directory times included;
+ *  - a dry run changes nothing in ws/ at all, directory times included, and neither do its
+ *    diffs, whose records decode, whose modes are ones the apply may set, and whose hunks,
+ *    escaped, hold no terminal control;
  *  - an entry the host had (same inode) keeps its mode, and a non-directory its size and
  *    mtime: the walker never writes a host entry in place;
  *  - what the walker made is a regular file (one link, no set-id or sticky bit, group or
@@ -79,6 +82,7 @@
 #include "hide.h"
 #include "io-util.h"
 #include "policy.h"
+#include "textdiff.h"
 #include "wire.h"
 
 #define APPLY_MAX_INPUT 65536u
@@ -873,6 +877,48 @@ static int read_back(int fd, struct sup_chg_report *rep)
 	return 0;
 }
 
+static int records_fd(void);
+
+/*
+ * warden diff's part, on a dry run's report: the records decode, every file's mode is one
+ * the apply may set, and the hunks, escaped, hold no terminal control.
+ */
+static void check_diffs(const struct sup_apply_spec *spec, const struct sup_chg_report *rep)
+{
+	_cleanup_close_ int fd = records_fd();
+	if (sup_apply_diff_write(spec, rep, fd) < 0)
+		return; /* out of memory, or a side that cannot be read as this user */
+	if (lseek(fd, 0, SEEK_SET) < 0)
+		FAIL("lseek: %s", strerror(errno));
+	struct sup_diff_list diffs = { 0 };
+	int r = sup_apply_diff_read(fd, rep->n, &diffs);
+	if (r < 0)
+		FAIL("the diff records do not decode: %s", strerror(-r));
+	for (size_t i = 0; i < diffs.n; i++) {
+		const struct sup_file_diff *d = &diffs.v[i];
+		enum sup_chg_kind k = rep->v[d->index].kind;
+		if (k != SUP_CHG_ADDED && k != SUP_CHG_MODIFIED && k != SUP_CHG_DELETED)
+			FAIL("a diff for '%s', which is %s", rep->v[d->index].path,
+			     sup_chg_kind_name(k));
+		if (d->new_file && ((d->new_mode & 07000) ||
+				    (d->new_mode & 022 & ~(d->old_file ? d->old_mode : 0))))
+			FAIL("diff of '%s' shows mode %04o", rep->v[d->index].path, d->new_mode);
+		if (d->status != SUP_DIFF_TEXT)
+			continue;
+		char *esc = NULL;
+		size_t len = 0;
+		if (sup_textdiff_escape(d->text, d->text_len, &esc, &len) < 0)
+			FAIL("out of memory");
+		for (size_t j = 0; j < len; j++) {
+			unsigned char c = (unsigned char)esc[j];
+			if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f)
+				FAIL("escaped hunks of '%s' hold byte 0x%02x", rep->v[d->index].path, c);
+		}
+		free(esc);
+	}
+	sup_diff_list_done(&diffs);
+}
+
 static int records_fd(void)
 {
 	int fd = memfd_create("fuzz-apply-records", MFD_CLOEXEC);
@@ -959,6 +1005,8 @@ static void run_one(const struct input *in)
 	(void)sup_apply_walk(&spec, recs);
 	struct sup_chg_report rep = { 0 };
 	(void)read_back(recs, &rep);
+	if (in->dry_run)
+		check_diffs(&spec, &rep);
 
 	/* Check */
 	struct snap after, sent_after;

@@ -29,6 +29,7 @@
 #include "hide.h"
 #include "io-util.h"
 #include "sandbox.h"
+#include "textdiff.h"
 #include "wire.h"
 
 /* Overlayfs's own markers in the upper layer, as it writes them under "userxattr". */
@@ -917,6 +918,48 @@ static int decode_record(const uint8_t *buf, size_t len, struct sup_chg_entry *o
 	return 0;
 }
 
+/* Reads exactly len bytes; 0, -EBADMSG at an early end of file, or -errno. */
+static int read_exact(int fd, uint8_t *buf, size_t len)
+{
+	size_t got = 0;
+	while (got < len) {
+		ssize_t n = read(fd, buf + got, len - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -EBADMSG;
+		got += (size_t)n;
+	}
+	return 0;
+}
+
+/*
+ * One record from a child: u32 length (1..max), then that many bytes, into buf (max bytes).
+ * Returns the length, 0 at the end of the file (only before a record), -EBADMSG or -errno.
+ */
+static ssize_t read_frame(int fd, uint8_t *buf, size_t max)
+{
+	uint8_t head[4];
+	ssize_t n;
+	do
+		n = read(fd, head, 1);
+	while (n < 0 && errno == EINTR);
+	if (n <= 0)
+		return n < 0 ? -errno : 0;
+	int r = read_exact(fd, head + 1, sizeof(head) - 1);
+	if (r < 0)
+		return r;
+	struct wire_rd hr;
+	uint32_t len;
+	wire_rd_init(&hr, head, sizeof(head));
+	if (!wire_get_u32(&hr, &len) || len == 0 || len > max)
+		return -EBADMSG;
+	r = read_exact(fd, buf, len);
+	return r < 0 ? r : (ssize_t)len;
+}
+
 int sup_apply_read_records(int fd, struct sup_chg_report *out)
 {
 	struct sup_chg_report rec = { 0 };
@@ -926,30 +969,13 @@ int sup_apply_read_records(int fd, struct sup_chg_report *out)
 		return -ENOMEM;
 	int r = 0;
 	for (;;) {
-		uint8_t head[4];
-		ssize_t n = read(fd, head, sizeof(head));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n == 0)
+		ssize_t len = read_frame(fd, buf, REC_MAX);
+		if (len <= 0) {
+			r = (int)len;
 			break;
-		struct wire_rd hr;
-		uint32_t len = 0;
-		wire_rd_init(&hr, head, n > 0 ? (size_t)n : 0);
-		if (n != 4 || !wire_get_u32(&hr, &len) || len == 0 || len > REC_MAX) {
-			r = n < 0 ? -errno : -EBADMSG;
-			break;
-		}
-		size_t got = 0;
-		while (got < len) {
-			n = read(fd, buf + got, len - got);
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n <= 0)
-				break;
-			got += (size_t)n;
 		}
 		struct sup_chg_entry e = { 0 };
-		r = got == len ? decode_record(buf, len, &e) : -EBADMSG;
+		r = decode_record(buf, (size_t)len, &e);
 		if (r >= 0) {
 			r = push_entry(rep, &e);
 			if (r < 0) {
@@ -1009,6 +1035,294 @@ int sup_apply_run(const struct sup_apply_spec *spec, struct sup_chg_report *out)
 	}
 	*out = rep;
 	return 0;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Diffs (diff child)                                                                         */
+
+/*
+ * A diff record: u32 length | u32 index | u8 status | u8 sides (bit 0 old file, bit 1 new
+ * file) | u32 old mode | u32 new mode | u32 errno (0: none) | u32 length + the hunks.
+ */
+#define DIFF_REC_HEAD 26u
+#define DIFF_REC_MAX (DIFF_REC_HEAD + SUP_TEXTDIFF_MAX_OUT)
+
+/* One side of a diff. */
+struct side {
+	bool file;      /* a regular file is there */
+	bool too_large; /* over SUP_TEXTDIFF_MAX_BYTES: not read */
+	uint32_t mode;
+	char *data;
+	size_t len;
+};
+
+static void side_done(struct side *sd)
+{
+	free(sd->data);
+	memset(sd, 0, sizeof(*sd));
+}
+
+/*
+ * The regular file at path beneath root (borrowed), read whole: 0 (file false when there is
+ * none: absent, a directory, a symlink, a special file) or -errno. Opened as O_PATH first,
+ * so that nothing but a regular file is ever opened for reading.
+ */
+static int read_side(int root, const char *path, struct side *out)
+{
+	memset(out, 0, sizeof(*out));
+	_cleanup_close_ int pfd = open_beneath(root, path, O_PATH);
+	if (pfd == -ENOENT || pfd == -ENOTDIR || pfd == -ELOOP)
+		return 0;
+	if (pfd < 0)
+		return pfd;
+	struct stat st;
+	if (fstat(pfd, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return 0;
+	out->file = true;
+	out->mode = st.st_mode & 07777;
+	if ((uint64_t)st.st_size > SUP_TEXTDIFF_MAX_BYTES) {
+		out->too_large = true;
+		return 0;
+	}
+	_cleanup_close_ int fd = open_beneath(root, path, O_RDONLY | O_NONBLOCK | O_NOCTTY);
+	struct stat again;
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &again) < 0)
+		return -errno;
+	if (!S_ISREG(again.st_mode) || again.st_ino != st.st_ino || again.st_dev != st.st_dev)
+		return -ESTALE;
+	char *buf = malloc(SUP_TEXTDIFF_MAX_BYTES + 2);
+	if (!buf)
+		return -ENOMEM;
+	int n = io_read_fd(fd, buf, SUP_TEXTDIFF_MAX_BYTES + 2);
+	if (n == -EFBIG || n > (int)SUP_TEXTDIFF_MAX_BYTES) {
+		free(buf);
+		out->too_large = true; /* it grew meanwhile */
+		return 0;
+	}
+	if (n < 0) {
+		free(buf);
+		return n;
+	}
+	out->data = buf;
+	out->len = (size_t)n;
+	return 0;
+}
+
+/* The diff of one entry, written as a record to out; nothing when neither side is a file. */
+static int diff_entry(const struct sup_apply_spec *s, const struct sup_chg_entry *e,
+		      size_t index, size_t *total, int out)
+{
+	struct side old, new = { 0 };
+	int r_old = read_side(s->ws_fd, e->path, &old);
+	int r_new = e->kind == SUP_CHG_DELETED ? 0 : read_side(s->upper_fd, e->path, &new);
+	enum sup_diff_status status = SUP_DIFF_TEXT;
+	int err = r_old < 0 ? r_old : r_new < 0 ? r_new : 0;
+	_cleanup_free_ char *text = NULL;
+	size_t text_len = 0;
+	int r = 0;
+	if (!err && !old.file && !new.file)
+		goto done;
+	if (err)
+		status = SUP_DIFF_UNREADABLE;
+	else if (old.too_large || new.too_large)
+		status = SUP_DIFF_TOO_LARGE;
+	else if (!sup_textdiff_is_text(old.data, old.len) || !sup_textdiff_is_text(new.data, new.len))
+		status = SUP_DIFF_BINARY;
+	else if ((r = sup_textdiff(old.data, old.len, new.data, new.len, SUP_TEXTDIFF_CONTEXT,
+				   &text, &text_len)) == -E2BIG)
+		status = SUP_DIFF_TOO_LARGE;
+	else if (r < 0)
+		goto done;
+	if (status == SUP_DIFF_TEXT && text_len > SUP_DIFF_MAX_TOTAL - *total) {
+		status = SUP_DIFF_TOO_LARGE;
+		text_len = 0;
+	}
+	if (status != SUP_DIFF_TEXT)
+		text_len = 0;
+	*total += text_len;
+	r = 0;
+
+	uint8_t *buf = malloc(DIFF_REC_HEAD + text_len);
+	if (!buf) {
+		r = -ENOMEM;
+		goto done;
+	}
+	struct wire_wr wr, head;
+	wire_wr_init(&wr, buf, DIFF_REC_HEAD + text_len);
+	(void)wire_put_u32(&wr, 0);
+	(void)wire_put_u32(&wr, (uint32_t)index);
+	(void)wire_put_u8(&wr, (uint8_t)status);
+	(void)wire_put_u8(&wr, (uint8_t)(old.file | new.file << 1));
+	(void)wire_put_u32(&wr, old.file ? old.mode : 0);
+	(void)wire_put_u32(&wr, new.file ? sup_apply_mode(new.mode, old.file ? (int)old.mode : -1)
+					 : 0);
+	(void)wire_put_u32(&wr, (uint32_t)-err);
+	(void)wire_put_u32(&wr, (uint32_t)text_len);
+	(void)wire_put_bytes(&wr, text, text_len);
+	wire_wr_init(&head, buf, 4);
+	(void)wire_put_u32(&head, (uint32_t)(wr.len - 4));
+	r = wr.failed ? -EOVERFLOW : io_write_all(out, buf, wr.len);
+	free(buf);
+done:
+	side_done(&old);
+	side_done(&new);
+	return r;
+}
+
+int sup_apply_diff_write(const struct sup_apply_spec *spec, const struct sup_chg_report *rep,
+			 int out_fd)
+{
+	size_t total = 0;
+	for (size_t i = 0; i < rep->n; i++) {
+		enum sup_chg_kind k = rep->v[i].kind;
+		if (k != SUP_CHG_ADDED && k != SUP_CHG_MODIFIED && k != SUP_CHG_DELETED)
+			continue;
+		int r = diff_entry(spec, &rep->v[i], i, &total, out_fd);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static _Noreturn void diff_child(const struct sup_apply_spec *s, const struct sup_chg_report *rep,
+				 int out)
+{
+	if (become(s, s->ws_uid, s->ws_gid, 1ull << CAP_DAC_READ_SEARCH) < 0)
+		_exit(10);
+	_exit(sup_apply_diff_write(s, rep, out) < 0 ? 12 : 0);
+}
+
+/*
+ * One diff record's payload, through the bounded reader: the index must follow *last (none
+ * yet: SIZE_MAX), and *total, the hunks so far, stay within SUP_DIFF_MAX_TOTAL. Outputs
+ * untouched on failure.
+ */
+static int decode_diff(const uint8_t *buf, size_t len, size_t n_entries, size_t *last,
+		       size_t *total, struct sup_file_diff *out)
+{
+	struct wire_rd rd, text;
+	uint32_t index, old_mode, new_mode, err;
+	uint8_t status, sides;
+	wire_rd_init(&rd, buf, len);
+	if (!wire_get_u32(&rd, &index) || !wire_get_u8(&rd, &status) ||
+	    !wire_get_u8(&rd, &sides) || !wire_get_u32(&rd, &old_mode) ||
+	    !wire_get_u32(&rd, &new_mode) || !wire_get_u32(&rd, &err) ||
+	    !wire_get_sub(&rd, &text) || !wire_done(&rd))
+		return -EBADMSG;
+	if (index >= n_entries || (*last != SIZE_MAX && index <= *last) || status < SUP_DIFF_TEXT ||
+	    status > SUP_DIFF_STATUS_MAX || sides > 3 || old_mode > 07777 || new_mode > 07777 ||
+	    err > 4095 || (status == SUP_DIFF_UNREADABLE) != (err != 0) ||
+	    (status != SUP_DIFF_UNREADABLE && !sides) ||
+	    (status != SUP_DIFF_TEXT && text.len) || text.len > SUP_TEXTDIFF_MAX_OUT ||
+	    text.len > SUP_DIFF_MAX_TOTAL - *total)
+		return -EBADMSG;
+	char *copy = NULL;
+	if (text.len) {
+		copy = malloc(text.len);
+		if (!copy)
+			return -ENOMEM;
+		memcpy(copy, text.p, text.len);
+	}
+	*out = (struct sup_file_diff){
+		.index = index,
+		.status = (enum sup_diff_status)status,
+		.old_file = sides & 1,
+		.new_file = sides & 2,
+		.old_mode = old_mode,
+		.new_mode = new_mode,
+		.err = -(int)err,
+		.text = copy,
+		.text_len = text.len,
+	};
+	*last = index;
+	*total += text.len;
+	return 0;
+}
+
+int sup_apply_diff_read(int fd, size_t n_entries, struct sup_diff_list *out)
+{
+	struct sup_diff_list got = { 0 };
+	struct sup_diff_list *list = &got;
+	uint8_t *buf = malloc(DIFF_REC_MAX);
+	if (!buf)
+		return -ENOMEM;
+	size_t last = SIZE_MAX, total = 0;
+	int r = 0;
+	for (;;) {
+		ssize_t len = read_frame(fd, buf, DIFF_REC_MAX);
+		if (len <= 0) {
+			r = (int)len;
+			break;
+		}
+		struct sup_file_diff d;
+		r = decode_diff(buf, (size_t)len, n_entries, &last, &total, &d);
+		if (r < 0)
+			break;
+		/* at most one per entry: the index grows with every record */
+		struct sup_file_diff *grown = reallocarray(list->v, list->n + 1, sizeof(*grown));
+		if (!grown) {
+			free(d.text);
+			r = -ENOMEM;
+			break;
+		}
+		list->v = grown;
+		list->v[list->n++] = d;
+	}
+	free(buf);
+	if (r < 0) {
+		sup_diff_list_done(list);
+		return r;
+	}
+	*out = got;
+	return 0;
+}
+
+int sup_apply_diff(const struct sup_apply_spec *spec, const struct sup_chg_report *rep,
+		   struct sup_diff_list *out)
+{
+	struct sup_diff_list list = { 0 };
+	int pipefd[2];
+	if (pipe2(pipefd, O_CLOEXEC) < 0)
+		return -errno;
+	pid_t pid = fork();
+	if (pid < 0) {
+		int r = -errno;
+		(void)close(pipefd[0]);
+		(void)close(pipefd[1]);
+		return r;
+	}
+	if (pid == 0) {
+		(void)close(pipefd[0]);
+		diff_child(spec, rep, pipefd[1]);
+	}
+	(void)close(pipefd[1]);
+	int r = sup_apply_diff_read(pipefd[0], rep->n, &list);
+	(void)close(pipefd[0]);
+	if (r < 0)
+		(void)kill(pid, SIGKILL);
+	int w = wait_child(pid);
+	if (r >= 0 && w < 0)
+		r = w;
+	if (r < 0) {
+		sup_diff_list_done(&list);
+		return r;
+	}
+	*out = list;
+	return 0;
+}
+
+void sup_diff_list_done(struct sup_diff_list *l)
+{
+	if (!l)
+		return;
+	for (size_t i = 0; i < l->n; i++)
+		free(l->v[i].text);
+	free(l->v);
+	memset(l, 0, sizeof(*l));
 }
 
 void sup_chg_report_done(struct sup_chg_report *r)

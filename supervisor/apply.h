@@ -107,6 +107,62 @@ int sup_apply_prune(const struct sup_apply_spec *spec, const struct sup_chg_repo
 /* Frees what a report owns and zeroes it. NULL-safe. */
 void sup_chg_report_done(struct sup_chg_report *r);
 
+/* What `warden diff` shows of one file (sup_apply_diff). */
+enum sup_diff_status {
+	SUP_DIFF_TEXT = 1,   /* text holds the hunks (none: the same bytes) */
+	SUP_DIFF_BINARY,     /* a side holds a NUL byte */
+	SUP_DIFF_TOO_LARGE,  /* a side over SUP_TEXTDIFF_MAX_BYTES or _MAX_LINES, or the diffs
+				of the whole changeset over SUP_DIFF_MAX_TOTAL */
+	SUP_DIFF_UNREADABLE, /* a side could not be read: err */
+	SUP_DIFF_STATUS_MAX = SUP_DIFF_UNREADABLE,
+};
+
+#define SUP_DIFF_MAX_TOTAL (64u << 20) /* bytes of hunks for one changeset */
+
+struct sup_file_diff {
+	size_t index;             /* the entry of the report it belongs to */
+	enum sup_diff_status status;
+	bool old_file, new_file;  /* a regular file on the host (a/), in the changeset (b/) */
+	uint32_t old_mode;        /* the host file's permission bits */
+	uint32_t new_mode;        /* the changeset file's, as the apply would set them */
+	int err;                  /* SUP_DIFF_UNREADABLE: -errno */
+	char *text;               /* SUP_DIFF_TEXT: the hunks (textdiff.h), any bytes: the sandbox
+				     chose them, so they are escaped before they are shown */
+	size_t text_len;
+};
+
+struct sup_diff_list {
+	struct sup_file_diff *v;
+	size_t n;
+};
+
+/*
+ * The diffs of rep's (borrowed; a dry run's report of spec) added, modified and deleted
+ * entries whose host or changeset side is a regular file: the host's file (ws_fd) against
+ * the changeset's (upper_fd), or /dev/null where a side has none. Computed in a child like
+ * the walk's (the workspace's owner, no capability but CAP_DAC_READ_SEARCH, no_new_privs),
+ * since both sides may be bytes the sandbox wrote, and read back through the codec's bounded
+ * reader. Stores them in report order in *out (freed with sup_diff_list_done) and returns 0;
+ * -EBADMSG when the child's records are malformed; another -errno when the child could not
+ * run or failed. *out is filled only on success.
+ */
+int sup_apply_diff(const struct sup_apply_spec *spec, const struct sup_chg_report *rep,
+		   struct sup_diff_list *out);
+
+/*
+ * sup_apply_diff's two steps, in the calling process with its credentials (see
+ * sup_apply_walk): sup_apply_diff_write writes the records of rep's diffs to out_fd
+ * (borrowed) and returns 0 or -errno; sup_apply_diff_read reads them from fd to its end
+ * through the bounded reader, for a report of n_entries entries, into *out (filled only on
+ * success) and returns 0, -EBADMSG for a malformed record, -ENOMEM or -errno.
+ */
+int sup_apply_diff_write(const struct sup_apply_spec *spec, const struct sup_chg_report *rep,
+			 int out_fd);
+int sup_apply_diff_read(int fd, size_t n_entries, struct sup_diff_list *out);
+
+/* Frees what a diff list owns and zeroes it. NULL-safe. */
+void sup_diff_list_done(struct sup_diff_list *l);
+
 /* Names for records and --json ("added", "applied", ...), or "?" for an unknown value. */
 const char *sup_chg_kind_name(enum sup_chg_kind k);
 const char *sup_chg_verdict_name(enum sup_chg_verdict v);

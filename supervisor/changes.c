@@ -26,6 +26,7 @@
 #include "policy.h"
 #include "statefs.h"
 #include "supervisor.h"
+#include "textdiff.h"
 #include "treecopy.h"
 #include "wspath.h"
 
@@ -591,7 +592,8 @@ static const char usage_changes[] =
 	"\n"
 	"  changes          list the pending changesets\n"
 	"  diff ID          show what a changeset would do: each path, what it is, and whether\n"
-	"                   it would be applied, is held or refused, and why\n"
+	"                   it would be applied, is held or refused, and why; then, unless\n"
+	"                   --stat, a unified diff of each file added, modified or deleted\n"
 	"  apply ID         apply it under the same rules; --include GLOB also applies held\n"
 	"                   paths it names; --force also overwrites paths that changed on the\n"
 	"                   host since the run started; --dry-run only reports\n"
@@ -683,9 +685,13 @@ int sup_cmd_changes(int argc, char **argv)
 	return EXIT_DONE;
 }
 
-/* Common to diff and apply: loads ID, fills the spec, runs the walk. */
+/*
+ * Common to diff and apply: loads ID, fills the spec, runs the walk; with diffs (a dry run
+ * only), also the diffs of its files.
+ */
 static int walk_changeset(const char *id, bool apply, char *const *include, size_t n_include,
-			  bool force, struct sup_chg_report *rep, int *out_code)
+			  bool force, struct sup_chg_report *rep, struct sup_diff_list *diffs,
+			  int *out_code)
 {
 	_cleanup_close_ int root = -1;
 	int r = open_root_for_cmd(&root);
@@ -729,6 +735,13 @@ static int walk_changeset(const char *id, bool apply, char *const *include, size
 		spec.ws_fd = ws;
 		r = sup_apply_run(&spec, rep);
 	}
+	if (r >= 0 && diffs && !apply) {
+		r = sup_apply_diff(&spec, rep, diffs);
+		if (r < 0) {
+			sup_chg_report_done(rep);
+			log_error("changeset '%s': could not compute its diff: %s", id, strerror(-r));
+		}
+	}
 	if (r >= 0 && apply) {
 		if (rep->n_held || rep->n_refused)
 			r = update_meta(l.dir_fd, l.meta, rep, NULL);
@@ -744,15 +757,87 @@ static int walk_changeset(const char *id, bool apply, char *const *include, size
 	return 0;
 }
 
-static void print_report(const struct sup_chg_report *rep, bool json, bool stat_only,
-			 bool dry)
+/*
+ * One file's diff as `warden diff` shows it: mode lines as git writes them, the --- and +++
+ * headers and the hunks (textdiff.h), or one line that says why there are none. The path
+ * goes through sup_escape and the hunks through sup_textdiff_escape: the sandbox chose both,
+ * and no byte of them reaches a terminal raw. A new string (the caller frees it), or NULL.
+ */
+static char *render_diff(const struct sup_chg_entry *e, const struct sup_file_diff *d)
 {
+	char q[PATH_MAX * 4 + 1];
+	sup_escape(e->path, q, sizeof(q));
+	_cleanup_free_ char *a = NULL, *b = NULL, *hunks = NULL;
+	size_t hunks_len = 0;
+	if (asprintf(&a, "%s%s", d->old_file ? "a/" : "", d->old_file ? q : "/dev/null") < 0) {
+		a = NULL; /* asprintf leaves it undefined */
+		return NULL;
+	}
+	if (asprintf(&b, "%s%s", d->new_file ? "b/" : "", d->new_file ? q : "/dev/null") < 0) {
+		b = NULL;
+		return NULL;
+	}
+	if (d->status == SUP_DIFF_TEXT &&
+	    sup_textdiff_escape(d->text, d->text_len, &hunks, &hunks_len) < 0)
+		return NULL;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	if (!f)
+		return NULL;
+	if (d->status != SUP_DIFF_UNREADABLE) {
+		if (d->old_file && d->new_file && d->old_mode != d->new_mode)
+			(void)fprintf(f, "old mode %04o\nnew mode %04o\n", d->old_mode, d->new_mode);
+		else if (!d->old_file)
+			(void)fprintf(f, "new file mode %04o\n", d->new_mode);
+		else if (!d->new_file)
+			(void)fprintf(f, "deleted file mode %04o\n", d->old_mode);
+	}
+	switch (d->status) {
+	case SUP_DIFF_TEXT:
+		if (hunks_len || !d->old_file || !d->new_file)
+			(void)fprintf(f, "--- %s\n+++ %s\n%s", a, b, hunks);
+		break;
+	case SUP_DIFF_BINARY:
+		(void)fprintf(f, "Binary files %s and %s differ\n", a, b);
+		break;
+	case SUP_DIFF_TOO_LARGE:
+		(void)fprintf(f, "Files %s and %s are too large to show (over %u KiB or %u lines)\n",
+			      a, b, SUP_TEXTDIFF_MAX_BYTES >> 10, SUP_TEXTDIFF_MAX_LINES);
+		break;
+	case SUP_DIFF_UNREADABLE:
+		(void)fprintf(f, "Files %s and %s could not be read: %s\n", a, b, strerror(-d->err));
+		break;
+	}
+	if (fclose(f) != 0) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+/* The diff of entry i, when diffs has one; *at walks diffs in step with the entries. */
+static const struct sup_file_diff *diff_for(const struct sup_diff_list *diffs, size_t i,
+					    size_t *at)
+{
+	if (!diffs || *at >= diffs->n || diffs->v[*at].index != i)
+		return NULL;
+	return &diffs->v[(*at)++];
+}
+
+/* Prints the report; diffs (may be NULL) in full unless stat_only. 0, or -ENOMEM. */
+static int print_report(const struct sup_chg_report *rep, bool json, bool stat_only, bool dry,
+			const struct sup_diff_list *diffs)
+{
+	size_t at = 0;
+	if (stat_only)
+		diffs = NULL;
 	if (json) {
 		_cleanup_(cJSON_Deletep) cJSON *a = cJSON_CreateArray();
 		for (size_t i = 0; a && i < rep->n; i++) {
 			cJSON *o = cJSON_CreateObject();
 			if (!o)
-				break;
+				return -ENOMEM;
 			cJSON_AddItemToArray(a, o);
 			(void)cJSON_AddStringToObject(o, "path", rep->v[i].path);
 			(void)cJSON_AddStringToObject(o, "kind", sup_chg_kind_name(rep->v[i].kind));
@@ -760,11 +845,18 @@ static void print_report(const struct sup_chg_report *rep, bool json, bool stat_
 						      sup_chg_verdict_name(rep->v[i].verdict));
 			if (rep->v[i].reason)
 				(void)cJSON_AddStringToObject(o, "reason", rep->v[i].reason);
+			const struct sup_file_diff *d = diff_for(diffs, i, &at);
+			if (d) {
+				_cleanup_free_ char *text = render_diff(&rep->v[i], d);
+				if (!text || !cJSON_AddStringToObject(o, "diff", text))
+					return -ENOMEM;
+			}
 		}
 		_cleanup_free_ char *text = a ? cJSON_Print(a) : NULL;
-		if (text)
-			(void)puts(text);
-		return;
+		if (!text)
+			return -ENOMEM;
+		(void)puts(text);
+		return 0;
 	}
 	if (!stat_only) {
 		for (size_t i = 0; i < rep->n; i++) {
@@ -778,8 +870,20 @@ static void print_report(const struct sup_chg_report *rep, bool json, bool stat_
 				     e->reason ? ")" : "");
 		}
 	}
+	for (size_t i = 0; diffs && i < rep->n; i++) {
+		const struct sup_file_diff *d = diff_for(diffs, i, &at);
+		if (!d)
+			continue;
+		_cleanup_free_ char *text = render_diff(&rep->v[i], d);
+		if (!text)
+			return -ENOMEM;
+		(void)printf("%s%s", i == diffs->v[0].index ? "\n" : "", text);
+	}
+	if (diffs && diffs->n)
+		(void)putchar('\n');
 	(void)printf("%zu %s, %zu held, %zu refused\n", rep->n_applied,
 		     dry ? "to apply" : "applied", rep->n_held, rep->n_refused);
+	return 0;
 }
 
 int sup_cmd_diff(int argc, char **argv)
@@ -810,11 +914,18 @@ int sup_cmd_diff(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	struct sup_chg_report rep = { 0 };
+	struct sup_diff_list diffs = { 0 };
 	int code;
-	if (walk_changeset(argv[optind], false, NULL, 0, false, &rep, &code) < 0)
+	if (walk_changeset(argv[optind], false, NULL, 0, false, &rep, stat_only ? NULL : &diffs,
+			   &code) < 0)
 		return code;
-	print_report(&rep, json, stat_only, true);
+	int r = print_report(&rep, json, stat_only, true, &diffs);
+	sup_diff_list_done(&diffs);
 	sup_chg_report_done(&rep);
+	if (r < 0) {
+		log_errno(r, "show changeset '%s'", argv[optind]);
+		return 4;
+	}
 	return EXIT_DONE;
 }
 
@@ -866,10 +977,14 @@ int sup_cmd_apply(int argc, char **argv)
 	}
 	struct sup_chg_report rep = { 0 };
 	int code;
-	if (walk_changeset(argv[optind], !dry, include, n_include, force, &rep, &code) < 0)
+	if (walk_changeset(argv[optind], !dry, include, n_include, force, &rep, NULL, &code) < 0)
 		return code;
-	print_report(&rep, json, false, dry);
+	int r = print_report(&rep, json, false, dry, NULL);
 	sup_chg_report_done(&rep);
+	if (r < 0) {
+		log_errno(r, "show changeset '%s'", argv[optind]);
+		return 4;
+	}
 	return code;
 }
 

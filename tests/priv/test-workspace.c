@@ -943,6 +943,57 @@ static void test_fifo_and_setuid(void **state)
 }
 
 /* ---------------------------------------------------------------------------------------- */
+/* warden diff                                                                               */
+
+/* The last subcommand's stdout has text; on a miss it is shown. */
+static void expect_cmd_out_has(const struct ws_fx *w, const char *text)
+{
+	if (!strstr(w->cmd.out, text)) {
+		th_show(&w->cmd);
+		fail_msg("warden's output does not have '%s'", text);
+	}
+}
+
+static void test_diff_text_hunk(void **state)
+{
+	struct ws_fx *w = *state;
+	static const char before[] = "one\ntwo\nthree\nfour\nfive\nsix\nseven\neight\n";
+	th_ws_write(&w->fx.ws, "notes.txt", before);
+	chown_workspace(w);
+	/* an edit to review, and a line that would clear the reviewer's screen if shown raw */
+	run_ws(w, TH_CMD("--apply", "none"),
+	       TH_CMD("sh", "-c",
+		      "sed -i s/four/FOUR/ notes.txt && printf 'x\\033[2Jy\\n' > esc.txt"),
+	       0);
+	expect_ws_file(w, "notes.txt", before); /* apply none: the host has not changed */
+	expect_absent(w, "esc.txt");
+
+	warden_cmd(w, "diff", TH_CMD(w->id), 0);
+	expect_cmd_out_has(w, "apply    modified  notes.txt\n");
+	expect_cmd_out_has(w, "--- a/notes.txt\n+++ b/notes.txt\n"
+			      "@@ -1,7 +1,7 @@\n one\n two\n three\n-four\n+FOUR\n five\n six\n"
+			      " seven\n");
+	expect_cmd_out_has(w, "new file mode 0644\n--- /dev/null\n+++ b/esc.txt\n"
+			      "@@ -0,0 +1 @@\n+x\\x1b[2Jy\n");
+	if (memchr(w->cmd.out, 0x1b, w->cmd.out_len)) {
+		th_show(&w->cmd);
+		fail_msg("a raw escape byte from the sandbox reached warden diff's output");
+	}
+
+	/* --json: the same text per file */
+	const cJSON *d = diff_json(w);
+	const cJSON *e = entry_for(d, "notes.txt");
+	if (!strstr(entry_str(e, "diff"), "@@ -1,7 +1,7 @@\n one\n two\n three\n-four\n+FOUR\n")) {
+		th_show(&w->cmd);
+		fail_msg("diff --json has no hunk for notes.txt");
+	}
+	/* --stat: none */
+	warden_cmd(w, "diff", TH_CMD(w->id, "--stat"), 0);
+	assert_null(strstr(w->cmd.out, "@@"));
+	expect_cmd_out_has(w, "2 to apply, 0 held, 0 refused\n");
+}
+
+/* ---------------------------------------------------------------------------------------- */
 
 static const char *find_git(void)
 {
@@ -987,6 +1038,8 @@ int main(void)
 		T(test_git_in_host_repo),
 		T(test_symlinks),
 		T(test_fifo_and_setuid),
+		T(test_diff_text_hunk),
+		U(diff_text_hunk),
 	};
 	return _cmocka_run_group_tests("priv-workspace", tests, sizeof(tests) / sizeof(tests[0]),
 				       NULL, NULL);
