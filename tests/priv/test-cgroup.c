@@ -143,7 +143,10 @@ static bool expected_base(char *out, size_t len)
 	return true;
 }
 
-/* Waits up to 5 s for base/warden-<pid>-* to appear; its path goes to out. */
+/*
+ * Waits up to 5 s for base/warden-<pid>-* to appear with a process in it (the cgroup is made
+ * before the sandbox is cloned into it); its path goes to out.
+ */
 static bool find_sandbox_cgroup(const char *base, pid_t pid, char *out, size_t len)
 {
 	char prefix[32];
@@ -152,8 +155,12 @@ static bool find_sandbox_cgroup(const char *base, pid_t pid, char *out, size_t l
 		DIR *d = opendir(base);
 		struct dirent *de;
 		while (d && (de = readdir(d))) {
-			if (de->d_type == DT_DIR && !strncmp(de->d_name, prefix, (size_t)plen)) {
-				(void)snprintf(out, len, "%s/%s", base, de->d_name);
+			if (de->d_type != DT_DIR || strncmp(de->d_name, prefix, (size_t)plen) != 0)
+				continue;
+			(void)snprintf(out, len, "%s/%s", base, de->d_name);
+			char procs[64];
+			read_line(out, "cgroup.procs", procs, sizeof(procs));
+			if (procs[0]) {
 				(void)closedir(d);
 				return true;
 			}
