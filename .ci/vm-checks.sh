@@ -6,6 +6,9 @@
 # warden puts it (docs/run.md, "Where the sandbox's cgroup goes"): below warden's own cgroup
 # or beside its warden-supervisor leaf when that cgroup is delegated to it, and otherwise in
 # warden's subtree at the top, /sys/fs/cgroup/warden.
+# unpriv-project, unpriv-project-delegated: the VM's unpriv-id and unpriv-id-delegated, run
+# in a project directory inside the user's home rather than the home itself, which warden
+# refuses as a workspace (docs/run.md, "Where the workspace may be").
 
 # The sandbox cgroup of warden (pid $1), read from outside while it runs; sets LIMITS to its
 # memory.max, memory.swap.max, memory.oom.group and pids.max, space-separated.
@@ -32,3 +35,42 @@ show_sandbox_cgroup() { # PID
 }
 
 check_run_record_anywhere() { check_run_record run-record-anywhere; }
+
+# As user tester from the service's cgroup, which it does not own: warden cannot get a cgroup
+# there, so it refuses (125) naming the opt-out, or runs; with unsafe: [no-cgroup] it runs.
+check_unpriv_project() {
+	local out rc pf=/tmp/vmcg-nocg.yaml
+	printf 'unsafe: [no-cgroup]\n' >"$pf" && chmod 644 "$pf"
+	out=$(runuser -u tester -- sh -c 'mkdir -p ~/proj && cd ~/proj && cat /proc/self/cgroup &&
+		exec /job/src/build/warden run -- id' 2>&1)
+	rc=$?
+	printf '%s\nwarden exit: %s\n' "$out" "$rc"
+	expect "ran, or refused with 125 naming unsafe: [no-cgroup]" \
+		'[ $rc = 0 ] || { [ $rc = 125 ] && printf "%s" "$out" | grep -q "no-cgroup"; }'
+	runuser -u tester -- sh -c 'cd ~/proj && exec /job/src/build/warden run --policy '"$pf"' -- id'
+	expect "runs with unsafe: [no-cgroup]" "[ $? = 0 ]"
+	return $FAILED
+}
+
+# As user tester in a scope of its own systemd user manager with Delegate=yes.
+check_unpriv_project_delegated() {
+	local uid rt i rc r=$REC/unpriv-project-delegated
+	uid=$(id -u tester)
+	rt=/run/user/$uid
+	loginctl enable-linger tester || systemctl start "user@$uid.service"
+	for i in $(seq 120); do [ -S "$rt/systemd/private" ] && break; sleep 0.5; done
+	rm -rf "$r" && mkdir -p "$r" && chown tester "$r"
+	runuser -u tester -- env XDG_RUNTIME_DIR="$rt" sh -c '
+		mkdir -p ~/proj && cd ~/proj
+		systemd-run --user --scope --quiet -p Delegate=yes -- /job/src/build/warden doctor
+		echo "doctor exit: $?"
+		exec systemd-run --user --scope --quiet -p Delegate=yes -- \
+			/job/src/build/warden run --record "$1" -- id' sh "$r"
+	rc=$?
+	echo "warden run exit: $rc"
+	rec_show "$r"
+	expect "warden run -- id exits 0" '[ $rc = 0 ]'
+	expect "record: cgroup_version 2, unprivileged" \
+		'[ "$(rec_get "$r" sandbox.cgroup_version)" = 2 ] && [ "$(rec_get "$r" sandbox.mode)" = unprivileged ]'
+	return $FAILED
+}
