@@ -154,35 +154,31 @@ static bool too_deep(const char *path)
 	return n > SUP_HIDE_MAX_DEPTH;
 }
 
-/* path matches pattern, or one of its leading directories does */
-static bool match_prefixes(char *const *patterns, size_t n, const char *path)
-{
-	char buf[PATH_MAX];
-	size_t len = strlen(path);
-	if (len >= sizeof(buf))
-		return true; /* cannot be checked: treat as named, which holds it */
-	memcpy(buf, path, len + 1);
-	for (size_t end = 0; end <= len; end++) {
-		if (buf[end] != '/' && buf[end] != '\0')
-			continue;
-		char saved = buf[end];
-		buf[end] = '\0';
-		for (size_t i = 0; i < n; i++)
-			if (sup_hide_match(patterns[i], buf)) {
-				buf[end] = saved;
-				return true;
-			}
-		buf[end] = saved;
-	}
-	return false;
-}
-
 static bool exact_match(char *const *patterns, size_t n, const char *path)
 {
 	for (size_t i = 0; i < n; i++)
 		if (sup_hide_match(patterns[i], path))
 			return true;
 	return false;
+}
+
+/*
+ * Whether a pattern names a path or a directory above it: the hold patterns, the --include
+ * ones. Kept per directory level as the walks descend, a child's being its parent's plus a
+ * match of its own path, so that an entry costs one match per pattern, not one per pattern
+ * and leading directory (which a deep tree would turn into a quadratic cost per entry).
+ */
+struct named {
+	bool hold, include;
+};
+
+static struct named named_below(const struct walk *w, struct named parent, const char *path)
+{
+	const struct sup_apply_spec *s = w->spec;
+	return (struct named){
+		.hold = parent.hold || exact_match(s->hold, s->n_hold, path),
+		.include = parent.include || exact_match(s->include, s->n_include, path),
+	};
 }
 
 static bool changed_since_base(const struct walk *w, const struct stat *st)
@@ -286,12 +282,13 @@ static int write_link(int hd, const char *name, const char *target)
 }
 
 /*
- * Why path is held, or NULL. *out_whole: held as a whole, never entered for --include
- * (a repository the host did not have). top_git_ok: the top .git exists on the host as a
- * directory and the sandbox did not replace it.
+ * Why path is held, or NULL; named is its named_below. *out_whole: held as a whole, never
+ * entered for --include (a repository the host did not have). top_git_ok: the top .git
+ * exists on the host as a directory and the sandbox did not replace it.
  */
 static const char *held_reason(const struct walk *w, const char *path, const char *name,
-			       unsigned depth, bool top_git_ok, bool *out_whole)
+			       unsigned depth, bool top_git_ok, struct named named,
+			       bool *out_whole)
 {
 	const struct sup_apply_spec *s = w->spec;
 	*out_whole = false;
@@ -302,8 +299,7 @@ static const char *held_reason(const struct walk *w, const char *path, const cha
 		return depth > 0 ? "a repository below the top of the workspace"
 				 : "a .git the host did not have, or replaced whole";
 	}
-	if (match_prefixes(s->hold, s->n_hold, path) &&
-	    !match_prefixes(s->include, s->n_include, path))
+	if (named.hold && !named.include)
 		return "workspace.hold names it";
 	/* The matcher does not compare a path this deep: fail closed, whatever --include says. */
 	if (s->n_hold && too_deep(path))
@@ -331,13 +327,14 @@ static int path_push(char *path, size_t plen, const char *name, size_t *out_len)
 
 /*
  * Checks (check = true) or removes the host directory `name` in parent, depth-first, never
- * following a symlink. path holds its workspace path (plen bytes, PATH_MAX in all); its
- * entries are `child_depth` directories deep in the workspace. In the check pass an entry
+ * following a symlink. path holds its workspace path (plen bytes, PATH_MAX in all), named its
+ * named_below; its entries are `child_depth` directories deep in the workspace. In the check
+ * pass an entry
  * that is held (held_reason) makes the deletion held (HELD_BELOW), and one changed since the
  * run started is a conflict (-EBUSY). Returns 0, HELD_BELOW or -errno.
  */
 static int host_tree(struct walk *w, int parent, const char *name, bool check, char *path,
-		     size_t plen, unsigned depth, unsigned child_depth)
+		     size_t plen, unsigned depth, unsigned child_depth, struct named named)
 {
 	if (depth > SUP_CHG_MAX_DEPTH)
 		return -ELOOP;
@@ -360,19 +357,22 @@ static int host_tree(struct walk *w, int parent, const char *name, bool check, c
 		if (check) {
 			size_t len;
 			bool whole;
-			if (path_push(path, plen, de->d_name, &len) < 0)
+			if (path_push(path, plen, de->d_name, &len) < 0) {
 				r = -ENAMETOOLONG;
-			else if (held_reason(w, path, de->d_name, child_depth, true, &whole))
+				break;
+			}
+			struct named here = named_below(w, named, path);
+			if (held_reason(w, path, de->d_name, child_depth, true, here, &whole))
 				r = HELD_BELOW;
 			else if (changed_since_base(w, &st))
 				r = -EBUSY;
 			else if (S_ISDIR(st.st_mode))
 				r = host_tree(w, fd, de->d_name, true, path, len, depth + 1,
-					      child_depth + 1);
+					      child_depth + 1, here);
 			path[plen] = '\0';
 		} else if (S_ISDIR(st.st_mode)) {
 			r = host_tree(w, fd, de->d_name, false, path, plen, depth + 1,
-				      child_depth + 1);
+				      child_depth + 1, named);
 		} else if (unlinkat(fd, de->d_name, 0) < 0) {
 			r = -errno;
 		}
@@ -387,12 +387,13 @@ static int host_tree(struct walk *w, int parent, const char *name, bool check, c
 
 /*
  * Removes the host entry name (in hd, already lstat'ed as hst; path holds its workspace path,
- * len bytes, and it is depth directories deep), a directory with all below it: nothing is
+ * len bytes, named its named_below, and it is depth directories deep), a directory with all
+ * below it: nothing is
  * removed unless the whole tree passes the check first. A dry run only checks. Returns 0,
  * HELD_BELOW, -EBUSY for a conflict, or -errno.
  */
 static int remove_host(struct walk *w, int hd, const char *name, const struct stat *hst,
-		       char *path, size_t len, unsigned depth)
+		       char *path, size_t len, unsigned depth, struct named named)
 {
 	if (changed_since_base(w, hst))
 		return -EBUSY;
@@ -401,10 +402,10 @@ static int remove_host(struct walk *w, int hd, const char *name, const struct st
 			return 0;
 		return unlinkat(hd, name, 0) < 0 ? -errno : 0;
 	}
-	int r = host_tree(w, hd, name, true, path, len, 0, depth + 1);
+	int r = host_tree(w, hd, name, true, path, len, 0, depth + 1, named);
 	if (r != 0 || w->spec->dry_run)
 		return r;
-	return host_tree(w, hd, name, false, path, len, 0, depth + 1);
+	return host_tree(w, hd, name, false, path, len, 0, depth + 1, named);
 }
 
 static const char *errno_reason(int r, char *buf, size_t size)
@@ -420,7 +421,8 @@ static const char *errno_reason(int r, char *buf, size_t size)
  * dry run will not make it). Returns 0, the number of the host's entries an opaque ud still
  * has to delete, or -errno.
  */
-static int walk_dir(struct walk *w, int ud, int hd, char *path, size_t plen, unsigned depth);
+static int walk_dir(struct walk *w, int ud, int hd, char *path, size_t plen, unsigned depth,
+		    struct named named);
 
 /* Reads a whole file below dfd into a new buffer, at most max bytes. */
 static int read_whole(int dfd, const char *name, size_t max, char **out, size_t *out_len)
@@ -490,9 +492,12 @@ static const char *index_hides(int ud, int hd, const char *name)
 	return why;
 }
 
-/* One entry of an upper directory. hd is -1 when the host has no such directory. */
+/*
+ * One entry of an upper directory. hd is -1 when the host has no such directory; parent is
+ * the directory's named_below.
+ */
 static void walk_entry(struct walk *w, int ud, int hd, const char *name, char *path, size_t plen,
-		       unsigned depth)
+		       unsigned depth, struct named parent)
 {
 	const struct sup_apply_spec *s = w->spec;
 	char why[SUP_CHG_MAX_REASON];
@@ -526,7 +531,8 @@ static void walk_entry(struct walk *w, int ud, int hd, const char *name, char *p
 			top_git_ok = false; /* replaced as a whole: a new repository */
 	}
 	bool whole;
-	const char *held = held_reason(w, path, name, depth, top_git_ok, &whole);
+	struct named here = named_below(w, parent, path);
+	const char *held = held_reason(w, path, name, depth, top_git_ok, here, &whole);
 
 	if (is_whiteout(&ust) && !held && host_has && !strcmp(name, ".git") &&
 	    !exact_match(s->include, s->n_include, path))
@@ -537,7 +543,7 @@ static void walk_entry(struct walk *w, int ud, int hd, const char *name, char *p
 		} else if (!host_has) {
 			emit(w, SUP_CHG_DELETED, SUP_CHG_APPLIED, path, NULL);
 		} else {
-			int r = remove_host(w, hd, name, &hst, path, len, depth);
+			int r = remove_host(w, hd, name, &hst, path, len, depth, here);
 			if (r == HELD_BELOW)
 				emit(w, SUP_CHG_DELETED, SUP_CHG_HELD, path, HELD_BELOW_REASON);
 			else if (r < 0)
@@ -575,7 +581,7 @@ static void walk_entry(struct walk *w, int ud, int hd, const char *name, char *p
 		bool made = false;
 		if (host_has && !S_ISDIR(hst.st_mode)) {
 			/* A file became a directory. */
-			r = held ? -EPERM : remove_host(w, hd, name, &hst, path, len, depth);
+			r = held ? -EPERM : remove_host(w, hd, name, &hst, path, len, depth, here);
 			host_has = false;
 		}
 		if (r >= 0 && host_has) {
@@ -595,7 +601,7 @@ static void walk_entry(struct walk *w, int ud, int hd, const char *name, char *p
 			goto out;
 		}
 		unsigned applied0 = w->n_applied, pending0 = w->n_pending;
-		r = walk_dir(w, sub, hsub, path, len, depth + 1);
+		r = walk_dir(w, sub, hsub, path, len, depth + 1, here);
 		bool applied_below = w->n_applied > applied0, pending_below = w->n_pending > pending0;
 		if (held && made && !applied_below && unlinkat(hd, name, AT_REMOVEDIR) < 0 && r >= 0)
 			/*
@@ -646,7 +652,7 @@ static void walk_entry(struct walk *w, int ud, int hd, const char *name, char *p
 	}
 	if (depth == 1 && S_ISREG(ust.st_mode) && !strcmp(path, ".git/index")) {
 		const char *why_index = index_hides(ud, hd, name);
-		if (why_index && !match_prefixes(s->include, s->n_include, path)) {
+		if (why_index && !here.include) {
 			emit(w, kind, SUP_CHG_HELD, path, why_index);
 			goto out;
 		}
@@ -679,7 +685,7 @@ out:
  * layer does not is deleted (each deletion under the same rules as a whiteout).
  */
 static int delete_unlisted(struct walk *w, int ud, int hd, char *path, size_t plen,
-			   unsigned depth)
+			   unsigned depth, struct named parent)
 {
 	DIR *d = dir_stream(hd);
 	if (!d)
@@ -703,8 +709,9 @@ static int delete_unlisted(struct walk *w, int ud, int hd, char *path, size_t pl
 			continue;
 		}
 		bool whole;
-		const char *held = held_reason(w, path, de->d_name, depth, true, &whole);
-		int r = held ? 0 : remove_host(w, hd, de->d_name, &hst, path, len, depth);
+		struct named here = named_below(w, parent, path);
+		const char *held = held_reason(w, path, de->d_name, depth, true, here, &whole);
+		int r = held ? 0 : remove_host(w, hd, de->d_name, &hst, path, len, depth, here);
 		if (r == HELD_BELOW)
 			held = HELD_BELOW_REASON;
 		if (held)
@@ -727,7 +734,8 @@ static int cmp_names(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static int walk_dir(struct walk *w, int ud, int hd, char *path, size_t plen, unsigned depth)
+static int walk_dir(struct walk *w, int ud, int hd, char *path, size_t plen, unsigned depth,
+		    struct named named)
 {
 	DIR *d = dir_stream(ud);
 	if (!d)
@@ -757,9 +765,9 @@ static int walk_dir(struct walk *w, int ud, int hd, char *path, size_t plen, uns
 		if (n)
 			qsort(names, n, sizeof(*names), cmp_names);
 		for (size_t i = 0; i < n && !w->err; i++)
-			walk_entry(w, ud, hd, names[i], path, plen, depth);
+			walk_entry(w, ud, hd, names[i], path, plen, depth, named);
 		if (hd >= 0 && is_opaque(ud))
-			r = delete_unlisted(w, ud, hd, path, plen, depth);
+			r = delete_unlisted(w, ud, hd, path, plen, depth, named);
 	}
 	for (size_t i = 0; i < n; i++)
 		free(names[i]);
@@ -785,7 +793,7 @@ int sup_apply_walk(const struct sup_apply_spec *spec, int out_fd)
 	_cleanup_close_ int hd = open_beneath(spec->ws_fd, ".", O_RDONLY | O_DIRECTORY);
 	if (hd < 0)
 		return hd;
-	return walk_dir(&w, spec->upper_fd, hd, path, 0, 0);
+	return walk_dir(&w, spec->upper_fd, hd, path, 0, 0, (struct named){ 0 });
 }
 
 static _Noreturn void apply_child(const struct sup_apply_spec *s, int out)
