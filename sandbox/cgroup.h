@@ -33,7 +33,7 @@ struct sbx_cg_stats {
 	uint64_t memory_peak_bytes;
 	uint64_t cpu_usec;
 	uint64_t oom_kills;
-	uint64_t oom_group_kills; /* v2 memory.events oom_group_kill (Linux 5.18+), else 0 */
+	uint64_t oom_group_kills; /* v2 memory.events oom_group_kill (Linux 5.17+), else 0 */
 	uint64_t pids_max_events;
 	bool have_memory_peak;
 	bool have_cpu;
