@@ -835,6 +835,11 @@ static int overlay_workspace(int root, const struct sbx_config *cfg, int layer, 
 	if (fstatat(root, "workspace", &ws, AT_SYMLINK_NOFOLLOW) < 0 ||
 	    fchmodat(root, OVERLAY_SCRATCH "/upper", ws.st_mode & 0777, 0) < 0)
 		return set_step(step, step_len, -errno, "prepare the overlay's folders", NULL);
+	/* The lower layer stays mounted below the overlay: read-only, which is all it needs. */
+	struct mount_attr ro = { .attr_set = MOUNT_ATTR_RDONLY };
+	if (mount_setattr(root, "workspace", AT_SYMLINK_NOFOLLOW, &ro, sizeof(ro)) < 0)
+		return set_step(step, step_len, -errno, "make the overlay's lower layer read-only",
+				NULL);
 
 	_cleanup_close_ int fs = fsopen("overlay", FSOPEN_CLOEXEC);
 	if (fs < 0)
