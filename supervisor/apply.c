@@ -1003,31 +1003,48 @@ int sup_apply_read_records(int fd, struct sup_chg_report *out)
 	return 0;
 }
 
-int sup_apply_run(const struct sup_apply_spec *spec, struct sup_chg_report *out)
+/*
+ * Forks a child that reports through a pipe. In the parent: the child's pid, *fd the read
+ * end. In the child: 0, *fd the write end. -errno when either step fails.
+ */
+static pid_t fork_reporter(int *fd)
 {
-	struct sup_chg_report rep = { 0 };
-	int pipefd[2];
-	if (pipe2(pipefd, O_CLOEXEC) < 0)
+	int p[2];
+	if (pipe2(p, O_CLOEXEC) < 0)
 		return -errno;
 	pid_t pid = fork();
 	if (pid < 0) {
 		int r = -errno;
-		(void)close(pipefd[0]);
-		(void)close(pipefd[1]);
+		(void)close(p[0]);
+		(void)close(p[1]);
 		return r;
 	}
-	if (pid == 0) {
-		(void)close(pipefd[0]);
-		apply_child(spec, pipefd[1]);
-	}
-	(void)close(pipefd[1]);
-	int r = sup_apply_read_records(pipefd[0], &rep);
-	(void)close(pipefd[0]);
+	(void)close(p[pid == 0 ? 0 : 1]);
+	*fd = p[pid == 0 ? 1 : 0];
+	return pid;
+}
+
+/* After a reporter's records were read (r): kills it on a bad read, reaps it. */
+static int end_reporter(pid_t pid, int r)
+{
 	if (r < 0)
 		(void)kill(pid, SIGKILL);
 	int w = wait_child(pid);
-	if (r >= 0 && w < 0)
-		r = w;
+	return r >= 0 && w < 0 ? w : r;
+}
+
+int sup_apply_run(const struct sup_apply_spec *spec, struct sup_chg_report *out)
+{
+	struct sup_chg_report rep = { 0 };
+	int fd = -1;
+	pid_t pid = fork_reporter(&fd);
+	if (pid < 0)
+		return pid;
+	if (pid == 0)
+		apply_child(spec, fd);
+	int r = sup_apply_read_records(fd, &rep);
+	(void)close(fd);
+	r = end_reporter(pid, r);
 	if (r >= 0 && !spec->dry_run && rep.n_applied) {
 		pid = fork();
 		if (pid < 0)
@@ -1293,28 +1310,15 @@ int sup_apply_diff(const struct sup_apply_spec *spec, const struct sup_chg_repor
 		   struct sup_diff_list *out)
 {
 	struct sup_diff_list list = { 0 };
-	int pipefd[2];
-	if (pipe2(pipefd, O_CLOEXEC) < 0)
-		return -errno;
-	pid_t pid = fork();
-	if (pid < 0) {
-		int r = -errno;
-		(void)close(pipefd[0]);
-		(void)close(pipefd[1]);
-		return r;
-	}
-	if (pid == 0) {
-		(void)close(pipefd[0]);
-		diff_child(spec, rep, pipefd[1]);
-	}
-	(void)close(pipefd[1]);
-	int r = sup_apply_diff_read(pipefd[0], rep->n, &list);
-	(void)close(pipefd[0]);
-	if (r < 0)
-		(void)kill(pid, SIGKILL);
-	int w = wait_child(pid);
-	if (r >= 0 && w < 0)
-		r = w;
+	int fd = -1;
+	pid_t pid = fork_reporter(&fd);
+	if (pid < 0)
+		return pid;
+	if (pid == 0)
+		diff_child(spec, rep, fd);
+	int r = sup_apply_diff_read(fd, rep->n, &list);
+	(void)close(fd);
+	r = end_reporter(pid, r);
 	if (r < 0) {
 		sup_diff_list_done(&list);
 		return r;
