@@ -448,6 +448,99 @@ void th_ws_mkdir(const struct th_ws *ws, const char *rel)
 		fail_msg("mkdir %s: %s", p, strerror(errno));
 }
 
+void th_ws_expect_file(const struct th_ws *ws, const char *rel, const char *text)
+{
+	char p[PATH_MAX];
+	th_ws_path(ws, rel, p);
+	th_expect_file(p, text);
+}
+
+/* nftw has no context argument: the owner chown_entry gives entries to. */
+static uid_t chown_uid;
+static gid_t chown_gid;
+
+static int chown_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return lchown(path, chown_uid, chown_gid) < 0 ? -1 : 0;
+}
+
+void th_ws_chown(const struct th_ws *ws, uid_t uid, gid_t gid)
+{
+	chown_uid = uid;
+	chown_gid = gid;
+	if (nftw(ws->dir, chown_entry, 16, FTW_PHYS | FTW_MOUNT) != 0)
+		fail_msg("chown the workspace to %u:%u: %s", (unsigned)uid, (unsigned)gid,
+			 strerror(errno));
+}
+
+const char *th_git(void)
+{
+	static const char *const candidates[] = { "/usr/bin/git", "/bin/git",
+						  "/usr/local/bin/git" };
+	for (size_t i = 0; i < sizeof(candidates) / sizeof(candidates[0]); i++)
+		if (access(candidates[i], X_OK) == 0)
+			return candidates[i];
+	return NULL;
+}
+
+int th_host_setup(struct th_host *h, struct th_ws *ws)
+{
+	memset(h, 0, sizeof(*h));
+	th_pathf(h->home, "%s/home", ws->aux);
+	if (mkdir(h->home, 0700) < 0) {
+		print_error("mkdir %s: %s\n", h->home, strerror(errno));
+		return -1;
+	}
+	char cfg[PATH_MAX];
+	th_pathf(cfg, "%s/.gitconfig", h->home);
+	/* The host user's own settings: an identity, and trust in a workspace of another uid
+	 * (the workspace's owner is who would run git there; this root stands in for them). */
+	int r = th_write_file(cfg, "[user]\n\tname = Host\n\temail = host@example.org\n"
+				   "[init]\n\tdefaultBranch = main\n"
+				   "[safe]\n\tdirectory = *\n"
+				   "[protocol \"file\"]\n\tallow = always\n");
+	if (r < 0) {
+		print_error("write %s: %s\n", cfg, strerror(-r));
+		return -1;
+	}
+	(void)snprintf(h->env_home, sizeof(h->env_home), "HOME=%s", h->home);
+	h->env[0] = h->env_home;
+	h->env[1] = "GIT_CONFIG_NOSYSTEM=1";
+	h->env[2] = "LC_ALL=C";
+	h->env[3] = NULL;
+	return 0;
+}
+
+void th_host_run(const struct th_host *h, const char *cwd, const char *const *argv, int code,
+		 struct th_out *out)
+{
+	struct th_opts o = { .direct = true, .cwd = cwd, .env = h->env };
+	th_out_done(out);
+	th_run(&o, argv, out);
+	if (code >= 0 && out->code != code) {
+		th_show(out);
+		fail_msg("host command %s %s: exit %d, expected %d", argv[0], argv[1] ? argv[1] : "",
+			 out->code, code);
+	}
+}
+
+void th_host_git(const struct th_host *h, const char *cwd, const char *const *args, int code,
+		 struct th_out *out)
+{
+	const char *argv[32] = { th_git() };
+	assert_non_null(argv[0]);
+	size_t n = 1;
+	for (; args[n - 1]; n++) {
+		assert_true(n < sizeof(argv) / sizeof(argv[0]) - 1);
+		argv[n] = args[n - 1];
+	}
+	argv[n] = NULL;
+	th_host_run(h, cwd, argv, code, out);
+}
+
 void th_policy(struct th_ws *ws, const char *yaml, char *out)
 {
 	th_aux_path(ws, "policy", out);
@@ -1057,6 +1150,14 @@ void th_fx_run(struct th_fx *f, const struct th_opts *o, const char *const *cmd)
 	struct th_opts def = th_fx_opts(f, NULL);
 	th_out_done(&f->out);
 	th_run(o ? o : &def, cmd, &f->out);
+}
+
+void th_fx_expect_err_has(const struct th_fx *f, const char *text)
+{
+	if (!strstr(f->out.err, text)) {
+		th_show(&f->out);
+		fail_msg("the run's stderr does not say '%s'", text);
+	}
 }
 
 void th_fx_expect(const struct th_fx *f, int code, const char *out)

@@ -125,6 +125,39 @@ char *th_list_dir(const char *dir, size_t *out_n);
 /* ws->dir + "/" + rel into out (PATH_MAX bytes); truncation fails the test. */
 void th_ws_path(const struct th_ws *ws, const char *rel, char *out);
 
+struct th_out;
+
+/* The workspace's file rel holds exactly text (th_expect_file). */
+void th_ws_expect_file(const struct th_ws *ws, const char *rel, const char *text);
+
+/* Gives every entry of the workspace (symlinks themselves, no mount crossed) to uid:gid. */
+void th_ws_chown(const struct th_ws *ws, uid_t uid, gid_t gid);
+
+/*
+ * The host user's side of a workspace test: the programs a user runs on the tree afterwards
+ * (git above all), with a HOME of their own holding the user's git settings (an identity,
+ * trust in a workspace of another uid, file:// submodules), no system git config, LC_ALL=C.
+ */
+struct th_host {
+	char home[PATH_MAX];
+	char env_home[PATH_MAX + 8];
+	const char *env[4];          /* the environment besides PATH, for th_opts.env */
+};
+
+/* The host's git binary, or NULL when there is none. */
+const char *th_git(void);
+
+/* Makes h's HOME in ws->aux. Returns 0, or -1 with a message. */
+int th_host_setup(struct th_host *h, struct th_ws *ws);
+
+/* Runs argv (argv[0] absolute) on the host as root in cwd; code < 0: any exit. Into *out. */
+void th_host_run(const struct th_host *h, const char *cwd, const char *const *argv, int code,
+		 struct th_out *out);
+
+/* The host's git with args (NULL-terminated), as th_host_run. */
+void th_host_git(const struct th_host *h, const char *cwd, const char *const *args, int code,
+		 struct th_out *out);
+
 /* True when the workspace has an entry rel (a final symlink is not followed). */
 bool th_ws_exists(const struct th_ws *ws, const char *rel);
 
@@ -296,6 +329,9 @@ void th_fx_run(struct th_fx *f, const struct th_opts *o, const char *const *cmd)
  * the run is shown first.
  */
 void th_fx_expect(const struct th_fx *f, int code, const char *out);
+
+/* The last run's stderr contains text; otherwise the run is shown and the test fails. */
+void th_fx_expect_err_has(const struct th_fx *f, const char *text);
 
 /* th_fx_run (o NULL: th_fx_opts(f, NULL)), then th_fx_expect. */
 void th_fx_run_expect(struct th_fx *f, const struct th_opts *o, const char *const *cmd, int code,

@@ -22,7 +22,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,17 +55,12 @@ struct owner {
 
 static const struct owner user_owner = { 4242, 4343 };
 
-/* The host's git binary, found once in main(). */
-static const char *git_bin;
-
 /* One test's fixture: the harness's first (see struct th_fx), then the host side's state. */
 struct dfx {
 	struct th_fx fx;
 	struct owner owner;
 	char real[PATH_MAX];       /* the workspace's canonical path */
-	char home[PATH_MAX];       /* HOME of the host's git: holds a .gitconfig */
-	char env_home[PATH_MAX + 8];
-	const char *env[4];        /* the host commands' environment (besides PATH) */
+	struct th_host h;          /* the host user: git with a HOME of its own */
 	struct th_out host;        /* the last host command */
 };
 
@@ -83,26 +77,8 @@ static int fx_setup(void **state)
 		print_error("realpath %s: %s\n", d->fx.ws.dir, strerror(errno));
 		goto fail;
 	}
-	th_pathf(d->home, "%s/home", d->fx.ws.aux);
-	if (mkdir(d->home, 0700) < 0) {
-		print_error("mkdir %s: %s\n", d->home, strerror(errno));
+	if (th_host_setup(&d->h, &d->fx.ws) < 0)
 		goto fail;
-	}
-	char cfg[PATH_MAX];
-	th_pathf(cfg, "%s/.gitconfig", d->home);
-	/* The host user's settings: an identity, and trust in a workspace of another uid. */
-	int r = th_write_file(cfg, "[user]\n\tname = Host\n\temail = host@example.org\n"
-				   "[init]\n\tdefaultBranch = main\n"
-				   "[safe]\n\tdirectory = *\n");
-	if (r < 0) {
-		print_error("write %s: %s\n", cfg, strerror(-r));
-		goto fail;
-	}
-	(void)snprintf(d->env_home, sizeof(d->env_home), "HOME=%s", d->home);
-	d->env[0] = d->env_home;
-	d->env[1] = "GIT_CONFIG_NOSYSTEM=1";
-	d->env[2] = "LC_ALL=C";
-	d->env[3] = NULL;
 	return 0;
 fail:
 	th_fx_free(&d->fx);
@@ -126,43 +102,15 @@ static int fx_teardown(void **state)
 /* The host's git with args, as root in the workspace; code < 0: any exit. Output in d->host. */
 static void host_git_v(struct dfx *d, int code, const char *const *args)
 {
-	const char *argv[32] = { git_bin };
-	size_t n = 1;
-	for (; args[n - 1]; n++) {
-		assert_true(n < sizeof(argv) / sizeof(argv[0]) - 1);
-		argv[n] = args[n - 1];
-	}
-	argv[n] = NULL;
-	struct th_opts o = { .direct = true, .cwd = d->fx.ws.dir, .env = d->env };
-	th_out_done(&d->host);
-	th_run(&o, argv, &d->host);
-	if (code >= 0 && d->host.code != code) {
-		th_show(&d->host);
-		fail_msg("host git %s: exit %d, expected %d", args[0], d->host.code, code);
-	}
+	th_host_git(&d->h, d->fx.ws.dir, args, code, &d->host);
 }
 
 #define GIT(d, code, ...) host_git_v((d), (code), TH_CMD(__VA_ARGS__))
 
-/* nftw has no context argument: the owner chown_entry gives entries to. */
-static struct owner chown_to;
-
-static int chown_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return lchown(path, chown_to.uid, chown_to.gid) < 0 ? -1 : 0;
-}
-
-/* Gives everything in the workspace to its owner, as if they had made it. */
 static void chown_workspace(struct dfx *d)
 {
-	if (d->owner.uid == 0 && d->owner.gid == 0)
-		return;
-	chown_to = d->owner;
-	if (nftw(d->fx.ws.dir, chown_entry, 16, FTW_PHYS | FTW_MOUNT) != 0)
-		fail_msg("chown the workspace: %s", strerror(errno));
+	if (d->owner.uid || d->owner.gid)
+		th_ws_chown(&d->fx.ws, d->owner.uid, d->owner.gid);
 }
 
 /* Removes the probe: git tests want nothing in the workspace that they did not put there. */
@@ -195,13 +143,6 @@ static void expect_names(const struct dfx *d, const char *want)
 		fail_msg("the workspace does not hold exactly the expected names");
 	}
 	free(names);
-}
-
-static void expect_ws_file(const struct dfx *d, const char *rel, const char *text)
-{
-	char p[PATH_MAX];
-	th_ws_path(&d->fx.ws, rel, p);
-	th_expect_file(p, text);
 }
 
 static mode_t ws_mode_of(const struct dfx *d, const char *rel)
@@ -250,14 +191,6 @@ static void expect_err_lacks(const struct dfx *d, const char *text)
 	if (strstr(d->fx.out.err, text)) {
 		th_show(&d->fx.out);
 		fail_msg("the run's stderr says '%s'", text);
-	}
-}
-
-static void expect_err_has(const struct dfx *d, const char *text)
-{
-	if (!strstr(d->fx.out.err, text)) {
-		th_show(&d->fx.out);
-		fail_msg("the run's stderr does not say '%s'", text);
 	}
 }
 
@@ -548,7 +481,7 @@ static void test_gitdir_nested(void **state)
 	expect_gitdir_read_only(d, "repos/main.git", true);
 	probe_rename_refused(d, "/workspace/repos", "/workspace/r2");
 	run_expect(d, TH_CMD(TH_PROBE, "write", "/workspace/repos/other"), 0, "OK 1\n");
-	expect_ws_file(d, "repos/other", "x");
+	th_ws_expect_file(&d->fx.ws, "repos/other", "x");
 }
 
 /*
@@ -618,7 +551,7 @@ static void test_gitdir_symlink_refused(void **state)
 	th_ws_write(&d->fx.ws, ".git", "gitdir: lnk\n");
 	GIT(d, 0, "rev-parse", "--git-dir"); /* control: the host's git follows it */
 	run_expect(d, TH_CMD("true"), 125, "");
-	expect_err_has(d, "protect workspace paths");
+	th_fx_expect_err_has(&d->fx, "protect workspace paths");
 	/* Outside, leading back in: the name is outside, the directory is not. */
 	assert_int_equal(unlink(link), 0);
 	th_aux_path(&d->fx.ws, "link", link);
@@ -628,7 +561,7 @@ static void test_gitdir_symlink_refused(void **state)
 	th_ws_write(&d->fx.ws, ".git", text);
 	GIT(d, 0, "rev-parse", "--git-dir");
 	run_expect(d, TH_CMD("true"), 125, "");
-	expect_err_has(d, "protect workspace paths");
+	th_fx_expect_err_has(&d->fx, "protect workspace paths");
 	/* A missing directory through ".." after a symlink: the names say .bare, git would go to
 	 * d/.bare, which the sandbox could make. */
 	th_ws_mkdir(&d->fx.ws, "d");
@@ -637,7 +570,7 @@ static void test_gitdir_symlink_refused(void **state)
 	assert_int_equal(symlink("d/e", link), 0);
 	th_ws_write(&d->fx.ws, ".git", "gitdir: lnk/../.none\n");
 	run_expect(d, TH_CMD("true"), 125, "");
-	expect_err_has(d, "protect workspace paths");
+	th_fx_expect_err_has(&d->fx, "protect workspace paths");
 	expect_names(d, ".bare\n.git\na\nd\nlnk\nprobe\n");
 	assert_false(th_ws_exists(&d->fx.ws, ".none"));
 }
@@ -716,7 +649,7 @@ static void test_protect_list_existing(void **state)
 			th_pathf(rel, "%.*s/f", (int)(len - 1), protect_list[i]);
 		else
 			th_pathf(rel, "%s", protect_list[i]);
-		expect_ws_file(d, rel, "host\n");
+		th_ws_expect_file(&d->fx.ws, rel, "host\n");
 	}
 	/* Nothing was added or left: the 29 names and the probe. */
 	size_t n = 0;
@@ -811,16 +744,6 @@ static void test_host_git_during_run(void **state)
 
 /* ---------------------------------------------------------------------------------------- */
 
-static const char *find_git(void)
-{
-	static const char *const candidates[] = { "/usr/bin/git", "/bin/git",
-						  "/usr/local/bin/git" };
-	for (size_t i = 0; i < sizeof(candidates) / sizeof(candidates[0]); i++)
-		if (access(candidates[i], X_OK) == 0)
-			return candidates[i];
-	return NULL;
-}
-
 /* A test named after its function, without the "test_" prefix; U: workspace of a user. */
 #define T(fn) { &#fn[5], fn, fx_setup, fx_teardown, NULL }
 #define U(name) { "user_" #name, test_##name, fx_setup, fx_teardown, (void *)&user_owner }
@@ -830,8 +753,7 @@ int main(void)
 	th_require_privileged();
 	(void)th_warden();
 	(void)th_probe();
-	git_bin = find_git();
-	if (!git_bin)
+	if (!th_git())
 		th_cannot_run("needs git on the host");
 
 	const struct CMUnitTest tests[] = {

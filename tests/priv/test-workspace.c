@@ -20,7 +20,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -51,17 +50,12 @@ struct owner {
 
 static const struct owner user_owner = { 4242, 4343 };
 
-/* The host's git binary, found once in main(). */
-static const char *git_bin;
-
 /* One test's fixture: the harness's first (see struct th_fx), then the host side's state. */
 struct ws_fx {
 	struct th_fx fx;
 	struct owner owner;
 	char real[PATH_MAX];       /* the workspace's canonical path, as changesets record it */
-	char home[PATH_MAX];       /* HOME of the host's git: holds a .gitconfig */
-	char env_home[PATH_MAX + 8];
-	const char *env[4];        /* the host commands' environment (besides PATH) */
+	struct th_host h;          /* the host user: git with a HOME of its own */
 	char id[64];               /* the changeset of the last run */
 	struct th_out host;        /* the last host command */
 	struct th_out cmd;         /* the last warden subcommand (changes, diff, apply) */
@@ -76,28 +70,8 @@ static int host_setup(struct ws_fx *w)
 		print_error("realpath %s: %s\n", w->fx.ws.dir, strerror(errno));
 		return -1;
 	}
-	th_pathf(w->home, "%s/home", w->fx.ws.aux);
-	if (mkdir(w->home, 0700) < 0) {
-		print_error("mkdir %s: %s\n", w->home, strerror(errno));
+	if (th_host_setup(&w->h, &w->fx.ws) < 0)
 		return -1;
-	}
-	char cfg[PATH_MAX];
-	th_pathf(cfg, "%s/.gitconfig", w->home);
-	/* The host user's own settings: an identity, and trust in a workspace of another uid
-	 * (the workspace's owner is who would run git there; this root stands in for them). */
-	int r = th_write_file(cfg, "[user]\n\tname = Host\n\temail = host@example.org\n"
-				   "[init]\n\tdefaultBranch = main\n"
-				   "[safe]\n\tdirectory = *\n"
-				   "[protocol \"file\"]\n\tallow = always\n");
-	if (r < 0) {
-		print_error("write %s: %s\n", cfg, strerror(-r));
-		return -1;
-	}
-	(void)snprintf(w->env_home, sizeof(w->env_home), "HOME=%s", w->home);
-	w->env[0] = w->env_home;
-	w->env[1] = "GIT_CONFIG_NOSYSTEM=1";
-	w->env[2] = "LC_ALL=C";
-	w->env[3] = NULL;
 	th_aux_path(&w->fx.ws, "marker", w->marker);
 	return 0;
 }
@@ -140,53 +114,19 @@ static int fx_teardown(void **state)
 /* ---------------------------------------------------------------------------------------- */
 /* Host side                                                                                 */
 
-/* Runs argv (argv[0] absolute) on the host as root in the workspace; code < 0: any exit. */
-static void host_cmd(struct ws_fx *w, const char *const *argv, int code)
-{
-	struct th_opts o = { .direct = true, .cwd = w->fx.ws.dir, .env = w->env };
-	th_out_done(&w->host);
-	th_run(&o, argv, &w->host);
-	if (code >= 0 && w->host.code != code) {
-		th_show(&w->host);
-		fail_msg("host command %s %s: exit %d, expected %d", argv[0], argv[1] ? argv[1] : "",
-			 w->host.code, code);
-	}
-}
-
 /* The host's git with args; code < 0: any exit. Its output is in w->host. */
 static void host_git(struct ws_fx *w, int code, const char *const *args)
 {
-	const char *argv[32] = { git_bin };
-	size_t n = 1;
-	for (; args[n - 1]; n++) {
-		assert_true(n < sizeof(argv) / sizeof(argv[0]) - 1);
-		argv[n] = args[n - 1];
-	}
-	argv[n] = NULL;
-	host_cmd(w, argv, code);
+	th_host_git(&w->h, w->fx.ws.dir, args, code, &w->host);
 }
 
 #define GIT(w, code, ...) host_git((w), (code), TH_CMD(__VA_ARGS__))
 
-/* nftw has no context argument: the owner chown_entry gives entries to. */
-static struct owner chown_to;
-
-static int chown_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return lchown(path, chown_to.uid, chown_to.gid) < 0 ? -1 : 0;
-}
-
 /* Gives everything in the workspace to its owner, as if they had made it. */
 static void chown_workspace(struct ws_fx *w)
 {
-	if (w->owner.uid == 0 && w->owner.gid == 0)
-		return;
-	chown_to = w->owner;
-	if (nftw(w->fx.ws.dir, chown_entry, 16, FTW_PHYS | FTW_MOUNT) != 0)
-		fail_msg("chown the workspace: %s", strerror(errno));
+	if (w->owner.uid || w->owner.gid)
+		th_ws_chown(&w->fx.ws, w->owner.uid, w->owner.gid);
 }
 
 /*
@@ -254,13 +194,6 @@ static void expect_absent(const struct ws_fx *w, const char *rel)
 {
 	if (th_ws_exists(&w->fx.ws, rel))
 		fail_msg("%s reached the host's workspace", rel);
-}
-
-static void expect_ws_file(const struct ws_fx *w, const char *rel, const char *text)
-{
-	char p[PATH_MAX];
-	th_ws_path(&w->fx.ws, rel, p);
-	th_expect_file(p, text);
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -407,23 +340,14 @@ static const cJSON *record_entries(const struct ws_fx *w)
 	return e;
 }
 
-/* The last run's stderr has this text. */
-static void expect_err_has(const struct ws_fx *w, const char *text)
-{
-	if (!strstr(w->fx.out.err, text)) {
-		th_show(&w->fx.out);
-		fail_msg("warden's output does not say '%s'", text);
-	}
-}
-
 /* warden told how to apply path: "warden apply ID --include 'PATH'". */
 static void expect_held_hint(const struct ws_fx *w, const char *kind, const char *path)
 {
 	char line[PATH_MAX + 160];
 	(void)snprintf(line, sizeof(line), "held %s '%s'", kind, path);
-	expect_err_has(w, line);
+	th_fx_expect_err_has(&w->fx, line);
 	(void)snprintf(line, sizeof(line), "warden apply %s --include '%s'", w->id, path);
-	expect_err_has(w, line);
+	th_fx_expect_err_has(&w->fx, line);
 }
 
 static void expect_kept_line(const struct ws_fx *w, int held, int refused)
@@ -431,7 +355,7 @@ static void expect_kept_line(const struct ws_fx *w, int held, int refused)
 	char line[160];
 	(void)snprintf(line, sizeof(line), "warden: changeset %s keeps %d held and %d refused path(s)",
 		       w->id, held, refused);
-	expect_err_has(w, line);
+	th_fx_expect_err_has(&w->fx, line);
 	assert_true(th_json_bool(w->fx.record, "workspace.pending"));
 	assert_int_equal((int)th_json_num(w->fx.record, "workspace.n_held"), held);
 	assert_int_equal((int)th_json_num(w->fx.record, "workspace.n_refused"), refused);
@@ -567,7 +491,7 @@ static void hidden_change(struct ws_fx *w, const char *flag)
 		       flag);
 	run_sh(w, script, 0); /* inside, the change is hidden: the attack is real */
 
-	expect_ws_file(w, "a", "changed\n");
+	th_ws_expect_file(&w->fx.ws, "a", "changed\n");
 	GIT(w, 0, "ls-files", "-v", "a");
 	if (strcmp(w->host.out, "H a\n") != 0) {
 		th_show(&w->host);
@@ -648,7 +572,7 @@ static void test_chmod_not_widened(void **state)
 	if (m & 022)
 		fail_msg("somefile is mode %04o on the host", (unsigned)(m & 07777));
 	assert_true(S_ISREG(m));
-	expect_ws_file(w, "somefile", "data\n");
+	th_ws_expect_file(&w->fx.ws, "somefile", "data\n");
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -680,8 +604,8 @@ static void test_ordinary_commit_lands(void **state)
 	assert_string_equal(w->host.out, "inside\n");
 	GIT(w, 0, "status", "--porcelain");
 	assert_string_equal(w->host.out, "");
-	expect_ws_file(w, "a", "edited\n");
-	expect_ws_file(w, "new/dir/n", "n\n");
+	th_ws_expect_file(&w->fx.ws, "a", "edited\n");
+	th_ws_expect_file(&w->fx.ws, "new/dir/n", "n\n");
 	expect_absent(w, "gone");
 	/* What was applied belongs to the workspace's owner. */
 	char p[PATH_MAX];
@@ -710,7 +634,7 @@ static void test_held_envrc_include(void **state)
 	warden_cmd(w, "apply", TH_CMD(w->id), 1);
 	expect_absent(w, ".envrc");
 	warden_cmd(w, "apply", TH_CMD(w->id, "--include", ".envrc"), 0);
-	expect_ws_file(w, ".envrc", "export X=1\n");
+	th_ws_expect_file(&w->fx.ws, ".envrc", "export X=1\n");
 	char p[PATH_MAX];
 	struct stat st;
 	th_ws_path(&w->fx.ws, ".envrc", p);
@@ -728,12 +652,12 @@ static void test_conflict_needs_force(void **state)
 	run_ws(w, TH_CMD("--apply", "none"), TH_CMD("sh", "-c", "echo sandbox > f"), 0);
 	assert_false(th_json_bool(w->fx.record, "workspace.applied"));
 	assert_true(th_json_bool(w->fx.record, "workspace.pending"));
-	expect_ws_file(w, "f", "host0\n");
+	th_ws_expect_file(&w->fx.ws, "f", "host0\n");
 	expect_entry(diff_json(w), "f", "modified", "applied"); /* would be */
 
 	th_ws_write(&w->fx.ws, "f", "host1\n");
 	warden_cmd(w, "apply", TH_CMD(w->id), 1);
-	expect_ws_file(w, "f", "host1\n");
+	th_ws_expect_file(&w->fx.ws, "f", "host1\n");
 	const cJSON *d = diff_json(w);
 	expect_entry(d, "f", "modified", "refused");
 	if (!strstr(entry_str(entry_for(d, "f"), "reason"), "changed on the host"))
@@ -741,7 +665,7 @@ static void test_conflict_needs_force(void **state)
 	assert_string_equal(change_state(w, w->id), "pending");
 
 	warden_cmd(w, "apply", TH_CMD(w->id, "--force"), 0);
-	expect_ws_file(w, "f", "sandbox\n");
+	th_ws_expect_file(&w->fx.ws, "f", "sandbox\n");
 	assert_int_equal(changes_for_ws(w), 0);
 }
 
@@ -823,7 +747,7 @@ static void test_supervisor_killed_interrupted(void **state)
 	(void)snprintf(w->id, sizeof(w->id), "%s", id);
 	expect_entry(diff_json(w), "f", "added", "applied");
 	warden_cmd(w, "apply", TH_CMD(id), 0);
-	expect_ws_file(w, "f", "x\n");
+	th_ws_expect_file(&w->fx.ws, "f", "x\n");
 	assert_int_equal(changes_for_ws(w), 0);
 }
 
@@ -858,7 +782,7 @@ static void test_git_in_empty_workspace(void **state)
 	expect_no_placeholder_names(w->fx.out.out, "the sandbox's commit");
 	expect_absent(w, ".git");
 	expect_entry(record_entries(w), ".git", "directory", "held");
-	expect_ws_file(w, "b", "b\n");
+	th_ws_expect_file(&w->fx.ws, "b", "b\n");
 	for (size_t i = 0; i < sizeof(placeholder_names) / sizeof(placeholder_names[0]); i++)
 		expect_absent(w, placeholder_names[i]);
 }
@@ -919,7 +843,7 @@ static void test_symlinks(void **state)
 		expect_entry(record_entries(w), applied[i][0], "added", "applied");
 		assert_null(entry_for(d, applied[i][0])); /* applied: no longer in the changeset */
 	}
-	expect_ws_file(w, "d/rel", "f\n");
+	th_ws_expect_file(&w->fx.ws, "d/rel", "f\n");
 	/* What was refused goes with the changeset. */
 	warden_cmd(w, "discard", TH_CMD(w->id), 0);
 	assert_int_equal(changes_for_ws(w), 0);
@@ -965,7 +889,7 @@ static void test_diff_text_hunk(void **state)
 	       TH_CMD("sh", "-c",
 		      "sed -i s/four/FOUR/ notes.txt && printf 'x\\033[2Jy\\n' > esc.txt"),
 	       0);
-	expect_ws_file(w, "notes.txt", before); /* apply none: the host has not changed */
+	th_ws_expect_file(&w->fx.ws, "notes.txt", before); /* apply none: the host has not changed */
 	expect_absent(w, "esc.txt");
 
 	warden_cmd(w, "diff", TH_CMD(w->id), 0);
@@ -995,16 +919,6 @@ static void test_diff_text_hunk(void **state)
 
 /* ---------------------------------------------------------------------------------------- */
 
-static const char *find_git(void)
-{
-	static const char *const candidates[] = { "/usr/bin/git", "/bin/git",
-						  "/usr/local/bin/git" };
-	for (size_t i = 0; i < sizeof(candidates) / sizeof(candidates[0]); i++)
-		if (access(candidates[i], X_OK) == 0)
-			return candidates[i];
-	return NULL;
-}
-
 /* A test named after its function, without the "test_" prefix; U: workspace of a user. */
 #define T(fn) { &#fn[5], fn, fx_setup, fx_teardown, NULL }
 #define U(name) { "user_" #name, test_##name, fx_setup, fx_teardown, (void *)&user_owner }
@@ -1014,8 +928,7 @@ int main(void)
 	th_require_privileged();
 	(void)th_warden();
 	(void)th_probe();
-	git_bin = find_git();
-	if (!git_bin)
+	if (!th_git())
 		th_cannot_run("needs git on the host");
 
 	const struct CMUnitTest tests[] = {
