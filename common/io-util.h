@@ -48,6 +48,26 @@ static inline int io_read_fd(int fd, char *buf, size_t cap)
 	return got > (size_t)0x7fffffff ? -EFBIG : (int)got;
 }
 
+/*
+ * Reads exactly len bytes of fd (borrowed) into buf, retrying on EINTR. Returns 0, -ENODATA
+ * when the file ends first, or -errno from read(2).
+ */
+static inline int io_read_exact(int fd, void *buf, size_t len)
+{
+	size_t got = 0;
+	while (got < len) {
+		ssize_t n = read(fd, (char *)buf + got, len - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -ENODATA;
+		got += (size_t)n;
+	}
+	return 0;
+}
+
 /* Writes all of buf to fd (borrowed), retrying on EINTR. Returns 0 or -errno. */
 static inline int io_write_all(int fd, const void *buf, size_t len)
 {

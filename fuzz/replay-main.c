@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "io-util.h"
 #include "fuzz-util.h"
 
 #define REPLAY_MAX_BYTES (4u * 1024u * 1024u)
@@ -33,17 +34,9 @@ static int replay_file(int dirfd, const char *path)
 	_cleanup_free_ uint8_t *buf = malloc(len ? len : 1);
 	if (!buf)
 		return -ENOMEM;
-	size_t got = 0;
-	while (got < len) {
-		ssize_t n = read(fd, buf + got, len - got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			return -EIO;
-		got += (size_t)n;
-	}
+	int r = io_read_exact(fd, buf, len);
+	if (r < 0)
+		return r == -ENODATA ? -EIO : r;
 	(void)LLVMFuzzerTestOneInput(buf, len);
 	return 0;
 }

@@ -929,18 +929,8 @@ static int decode_record(const uint8_t *buf, size_t len, struct sup_chg_entry *o
 /* Reads exactly len bytes; 0, -EBADMSG at an early end of file, or -errno. */
 static int read_exact(int fd, uint8_t *buf, size_t len)
 {
-	size_t got = 0;
-	while (got < len) {
-		ssize_t n = read(fd, buf + got, len - got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			return -EBADMSG;
-		got += (size_t)n;
-	}
-	return 0;
+	int r = io_read_exact(fd, buf, len);
+	return r == -ENODATA ? -EBADMSG : r;
 }
 
 /*

@@ -1165,21 +1165,6 @@ static void print_summary(const struct ev_outcome *o, size_t n, bool json)
 	}
 }
 
-static int read_full(int fd, void *buf, size_t len)
-{
-	char *p = buf;
-	while (len) {
-		ssize_t n = read(fd, p, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -EIO;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 int sup_cmd_eval(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -1299,7 +1284,7 @@ int sup_cmd_eval(int argc, char **argv)
 			if (pids[i] != pid)
 				continue;
 			pids[i] = 0;
-			if (read_full(fds[i], &res[i], sizeof(res[i])) < 0 || status != 0) {
+			if (io_read_exact(fds[i], &res[i], sizeof(res[i])) < 0 || status != 0) {
 				memset(&res[i], 0, sizeof(res[i]));
 				res[i].status = -1;
 				res[i].code = EV_EXIT_ERROR;
