@@ -110,19 +110,39 @@ static int upper_capable(int w, int *c, bool privileged)
  * The state directory's changes/ folder: path in out, fd in *out_fd. Folders above warden's
  * own (/var/lib, ~/.local/state) are made 0700 when missing and otherwise left as they are.
  */
+/* The folder that holds warden/ (see changes.h); -ENOENT when there is none to name. */
+static int state_base(bool privileged, char *base, size_t len)
+{
+	const char *xdg = secure_getenv("XDG_STATE_HOME");
+	const char *home = secure_getenv("HOME");
+	int n;
+	if (privileged)
+		n = snprintf(base, len, "/var/lib");
+	else if (xdg && xdg[0] == '/')
+		n = snprintf(base, len, "%s", xdg);
+	else if (home && home[0] == '/')
+		n = snprintf(base, len, "%s/.local/state", home);
+	else
+		return -ENOENT;
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+int sup_changes_state_path(bool privileged, char *out, size_t len)
+{
+	char base[PATH_MAX];
+	int r = state_base(privileged, base, sizeof(base));
+	if (r < 0)
+		return r;
+	int n = snprintf(out, len, "%s/warden/changes", base);
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
 static int state_root(bool privileged, bool create, int *out_fd, char *out, size_t out_len)
 {
 	char base[PATH_MAX];
-	const char *xdg = secure_getenv("XDG_STATE_HOME");
-	const char *home = secure_getenv("HOME");
-	if (privileged)
-		(void)snprintf(base, sizeof(base), "/var/lib");
-	else if (xdg && xdg[0] == '/')
-		(void)snprintf(base, sizeof(base), "%s", xdg);
-	else if (home && home[0] == '/')
-		(void)snprintf(base, sizeof(base), "%s/.local/state", home);
-	else
-		return -ENOENT;
+	int r = state_base(privileged, base, sizeof(base));
+	if (r < 0)
+		return r;
 	if (create) {
 		/* mkdir -p of base, every new component private */
 		char buf[PATH_MAX];
@@ -143,7 +163,7 @@ static int state_root(bool privileged, bool create, int *out_fd, char *out, size
 	if (b < 0)
 		return -errno;
 	_cleanup_close_ int w = -1;
-	int r = private_dir(b, "warden", create, &w);
+	r = private_dir(b, "warden", create, &w);
 	if (r < 0)
 		return r;
 	_cleanup_close_ int c = -1;

@@ -33,6 +33,9 @@ struct sup_changeset {
 	uint32_t upper_uid, upper_gid;
 };
 
+/* The state directory's changes/ folder that a run would use, in out; 0 or -errno. */
+int sup_changes_state_path(bool privileged, char *out, size_t len);
+
 void sup_changeset_init(struct sup_changeset *cs);
 /* Closes what cs holds (the lock goes with it). The changeset stays on disk. */
 void sup_changeset_done(struct sup_changeset *cs);

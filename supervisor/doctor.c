@@ -15,6 +15,7 @@
 
 #include "cgroup.h"
 #include "cleanup.h"
+#include "changes.h"
 #include "config.h"
 #include "host.h"
 #include "log.h"
@@ -274,14 +275,9 @@ int sup_cmd_doctor(int argc, char **argv)
 	}
 	/* Where changesets go (supervisor/changes.c): the nearest folder that exists. */
 	char state[4096];
-	const char *xdg = secure_getenv("XDG_STATE_HOME"), *home = secure_getenv("HOME");
-	if (priv)
-		(void)snprintf(state, sizeof(state), "/var/lib/warden/changes");
-	else if (xdg && xdg[0] == '/')
-		(void)snprintf(state, sizeof(state), "%s/warden/changes", xdg);
-	else
-		(void)snprintf(state, sizeof(state), "%s/.local/state/warden/changes",
-			       home && home[0] == '/' ? home : "");
+	int named = sup_changes_state_path(priv, state, sizeof(state));
+	if (named < 0)
+		(void)snprintf(state, sizeof(state), "(none: set XDG_STATE_HOME or HOME)");
 	char want[sizeof(state)];
 	(void)snprintf(want, sizeof(want), "%s", state);
 	int sfd = -1;
@@ -289,7 +285,7 @@ int sup_cmd_doctor(int argc, char **argv)
 			  (slash = strrchr(state, '/')) && slash != state;)
 		*slash = '\0';
 	char sfs[24] = "unknown";
-	int holds = sfd >= 0 ? sbx_fs_holds_upper(sfd) : -ENOENT;
+	int holds = named < 0 ? named : sfd >= 0 ? sbx_fs_holds_upper(sfd) : -ENOENT;
 	if (sfd >= 0) {
 		(void)sbx_fs_name(sfd, sfs, sizeof(sfs));
 		(void)close(sfd);
@@ -307,6 +303,9 @@ int sup_cmd_doctor(int argc, char **argv)
 			       want, sfs);
 	if (holds == 0 && priv)
 		checks[n - 1].status = ST_INFO;
+	if (named < 0)
+		(void)snprintf(checks[n - 1].detail, sizeof(checks[n - 1].detail),
+			       "no state directory: neither XDG_STATE_HOME nor HOME is set");
 
 	checks[n].id = "landlock";
 	checks[n].required = false;
