@@ -11,7 +11,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <linux/openat2.h>
+#include <stdlib.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -172,4 +174,38 @@ static inline int io_read_at(int dfd, const char *path, char *buf, size_t cap)
 	if (fd < 0)
 		return -errno;
 	return io_read_fd(fd, buf, cap);
+}
+
+/*
+ * Reads the regular file fd (borrowed) whole into a new NUL-terminated buffer of at most max
+ * bytes. Returns 0 with *out (the caller frees it) and *out_len set; -EINVAL for a file that
+ * is not regular; -E2BIG when it holds more than max bytes; another -errno from fstat or read.
+ */
+static inline int io_read_alloc(int fd, size_t max, char **out, size_t *out_len)
+{
+	struct stat st;
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -EINVAL;
+	_cleanup_free_ char *buf = malloc(max + 1);
+	if (!buf)
+		return -ENOMEM;
+	size_t got = 0;
+	for (;;) {
+		ssize_t n = read(fd, buf + got, max + 1 - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			break;
+		got += (size_t)n;
+		if (got > max)
+			return -E2BIG;
+	}
+	buf[got] = '\0';
+	*out = TAKE_PTR(buf);
+	*out_len = got;
+	return 0;
 }

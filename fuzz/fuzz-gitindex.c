@@ -4,7 +4,7 @@
  * supervisor runs before it copies the index to the host.
  *
  * Target functions: pol_gitindex_hidden(), pol_gitindex_newly_hidden() and
- * pol_gitindex_paths_free() (policy/gitindex.c).
+ * pol_gitindex_paths_free() (supervisor/gitindex.c).
  *
  * Input: the bytes of an index file. Inputs over POL_GITINDEX_MAX_BYTES are checked to be
  * refused with -E2BIG before anything is read, then kept out of the corpus. No time, no

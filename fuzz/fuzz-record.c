@@ -3,7 +3,7 @@
  * libFuzzer target for the run-record reader that `warden grade` applies to an untrusted
  * record.json.
  *
- * Target functions: pol_evrec_parse() and pol_evrec_agent_canon() (policy/evrecord.c), with
+ * Target functions: pol_evrec_parse() and pol_evrec_agent_canon() (eval/evrecord.c), with
  * pol_evrec_free(). cJSON_PrintUnformatted() and cJSON_Print() re-print what was accepted.
  *
  * Input: the bytes of a record. Inputs over EVREC_MAX_INPUT_BYTES are checked to be refused

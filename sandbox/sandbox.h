@@ -66,7 +66,7 @@ struct sbx_config {
 	char *const *hidden;      /* workspace-relative paths masked (filesystem.hide, expanded) */
 	size_t n_hidden;
 
-	/* Evaluations (supervisor/eval.c); a plain run leaves these at -1, NULL and false. */
+	/* Evaluations (eval/eval.c); a plain run leaves these at -1, NULL and false. */
 	int stdio_fds[3];         /* become the worker's fds 0, 1, 2; -1 keeps the supervisor's */
 	const char *reference_path; /* host folder bound read-only at SBX_REFERENCE, or NULL */
 	bool workspace_overlay;   /* the workspace seen through an overlay with a tmpfs upper */

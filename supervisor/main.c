@@ -13,6 +13,7 @@
 
 #include "cleanup.h"
 #include "config.h"
+#include "eval.h"
 #include "audit.h"
 #include "changes.h"
 #include "log.h"
@@ -318,11 +319,11 @@ int main(int argc, char **argv)
 	if (strcmp(cmd, "audit") == 0)
 		return sup_cmd_audit(argc - 1, argv + 1);
 	if (strcmp(cmd, "check") == 0)
-		return sup_cmd_check(argc - 1, argv + 1);
+		return ev_cmd_check(argc - 1, argv + 1);
 	if (strcmp(cmd, "eval") == 0)
-		return sup_cmd_eval(argc - 1, argv + 1);
+		return ev_cmd_eval(argc - 1, argv + 1);
 	if (strcmp(cmd, "grade") == 0)
-		return sup_cmd_grade(argc - 1, argv + 1);
+		return ev_cmd_grade(argc - 1, argv + 1);
 	if (strcmp(cmd, "changes") == 0)
 		return sup_cmd_changes(argc - 1, argv + 1);
 	if (strcmp(cmd, "diff") == 0)

@@ -8,46 +8,17 @@
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "io-util.h"
 #include "supervisor.h"
-#include "task.h"
-
-static int read_bounded(int fd, size_t max, char **out, size_t *out_len)
-{
-	struct stat st;
-	if (fstat(fd, &st) < 0)
-		return -errno;
-	if (!S_ISREG(st.st_mode))
-		return -EINVAL;
-	_cleanup_free_ char *buf = malloc(max + 1);
-	if (!buf)
-		return -ENOMEM;
-	size_t got = 0;
-	for (;;) {
-		ssize_t n = read(fd, buf + got, max + 1 - got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			break;
-		got += (size_t)n;
-		if (got > max)
-			return -E2BIG;
-	}
-	buf[got] = '\0';
-	*out = TAKE_PTR(buf);
-	*out_len = got;
-	return 0;
-}
 
 /* pol_loader for `extends:` files: the same bounded read of a regular file. */
-static int load_extended(void *ctx, const char *abs_path, char **out_buf, size_t *out_len)
+int sup_policy_loader(void *ctx, const char *abs_path, char **out_buf, size_t *out_len)
 {
 	(void)ctx;
 	_cleanup_close_ int fd = open(abs_path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0)
 		return -errno;
-	return read_bounded(fd, POL_MAX_INPUT_BYTES, out_buf, out_len);
+	return io_read_alloc(fd, POL_MAX_INPUT_BYTES, out_buf, out_len);
 }
 
 int sup_load_policy(const char *path, struct pol_policy **out, char **out_text,
@@ -68,7 +39,7 @@ int sup_load_policy(const char *path, struct pol_policy **out, char **out_text,
 		_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 		if (fd < 0)
 			return -errno;
-		int r = read_bounded(fd, POL_MAX_INPUT_BYTES, &text, &len);
+		int r = io_read_alloc(fd, POL_MAX_INPUT_BYTES, &text, &len);
 		if (r < 0)
 			return r;
 		/* Relative extends and bind sources resolve against the file's real directory. */
@@ -76,7 +47,7 @@ int sup_load_policy(const char *path, struct pol_policy **out, char **out_text,
 		if (!abs)
 			return -errno;
 	}
-	int r = abs ? pol_parse_file(abs, text, len, load_extended, NULL, out, diag)
+	int r = abs ? pol_parse_file(abs, text, len, sup_policy_loader, NULL, out, diag)
 		    : pol_parse("<default>", text, len, out, diag);
 	if (r < 0)
 		return r;
@@ -98,38 +69,4 @@ int sup_check_host_paths(const struct pol_policy *pol, char *why, size_t why_len
 		return r;
 	}
 	return 0;
-}
-
-int sup_load_task(const char *path, struct pol_task **out, struct pol_diag *diag)
-{
-	return sup_load_task_digest(path, out, diag, NULL, NULL);
-}
-
-int sup_load_task_digest(const char *path, struct pol_task **out, struct pol_diag *diag,
-			 char digest[72], const char *expect)
-{
-	memset(diag, 0, sizeof(*diag));
-	_cleanup_free_ char *text = NULL;
-	size_t len = 0;
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0)
-		return -errno;
-	int r = read_bounded(fd, TASK_MAX_INPUT_BYTES, &text, &len);
-	if (r == -E2BIG) {
-		(void)snprintf(diag->file, sizeof(diag->file), "%s", path);
-		(void)snprintf(diag->message, sizeof(diag->message),
-			       "task file is larger than %u bytes (expected a smaller file)",
-			       (unsigned)TASK_MAX_INPUT_BYTES);
-		return r;
-	}
-	if (r < 0)
-		return r;
-	_cleanup_free_ char *abs = realpath(path, NULL);
-	if (!abs)
-		return -errno;
-	if (digest)
-		sup_digest_hex(text, len, digest);
-	if (digest && expect && strcmp(digest, expect) != 0)
-		return -ESTALE; /* not the recorded task: not even parsed */
-	return pol_task_parse(abs, text, len, load_extended, NULL, out, diag);
 }

@@ -81,7 +81,7 @@ struct sup_run_opts {
 	bool apply_set;           /* --apply: overrides the policy's workspace.apply */
 	enum pol_ws_apply apply;
 
-	/* Evaluations (supervisor/eval.c); a plain run leaves these NULL and false. */
+	/* Evaluations (eval/eval.c); a plain run leaves these NULL and false. */
 	struct sup_sink *out, *err; /* non-NULL: capture stdout/stderr; stdin is /dev/null */
 	char *const *env_force;   /* NAME=value entries that override the policy's, or NULL */
 	char *const *env_extra;   /* NAME=value entries added unless the policy sets the name */

@@ -34,21 +34,11 @@ bool sup_decide_privileged(bool init_userns);
  */
 int sup_check_host_paths(const struct pol_policy *pol, char *why, size_t why_len);
 
-struct pol_task;
-
 /*
- * Loads an evaluation task file (bounded read; its policy file and what that extends go
- * through the same loader). Returns 0 with *out set; -EINVAL or -E2BIG with *diag filled for
- * a bad task; another -errno for an unreadable file.
+ * The pol_loader for `extends:` files (and a task's policy): a bounded read
+ * (POL_MAX_INPUT_BYTES) of a regular file. ctx is unused.
  */
-int sup_load_task(const char *path, struct pol_task **out, struct pol_diag *diag);
-
-/*
- * sup_load_task, also storing the task file's digest (sup_digest_hex of its bytes). With
- * expect (and digest) set, a file whose digest differs is not parsed at all: -ESTALE.
- */
-int sup_load_task_digest(const char *path, struct pol_task **out, struct pol_diag *diag,
-			 char digest[72], const char *expect);
+int sup_policy_loader(void *ctx, const char *abs_path, char **out_buf, size_t *out_len);
 
 /* The monotonic clock in milliseconds (durations in records). */
 uint64_t sup_mono_ms(void);
@@ -76,8 +66,5 @@ int sup_write_atomic(int dfd, const char *name, const char *text, size_t len);
 int sup_write_json_atomic(int dfd, const char *name, const struct cJSON *json);
 
 int sup_cmd_run(int argc, char **argv);
-int sup_cmd_eval(int argc, char **argv);
-int sup_cmd_grade(int argc, char **argv);
-int sup_cmd_check(int argc, char **argv);
 int sup_cmd_doctor(int argc, char **argv);
 int sup_cmd_policy(int argc, char **argv);

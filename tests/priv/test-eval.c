@@ -35,7 +35,7 @@
 #define EVAL_HARD_TIMEOUT_MS 25000u
 /* A run that waited on a FIFO or a leaked process would take at least this long. */
 #define QUICK_MS 15000u
-/* Who owns a run folder's workspace when warden runs privileged (supervisor/rundir.h). */
+/* Who owns a run folder's workspace when warden runs privileged (eval/rundir.h). */
 #define WS_OWNER 65534u
 /* The largest file the tests read back (records, logs, agent output). */
 #define READ_MAX (4u << 20)

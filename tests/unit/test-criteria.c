@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * criteria (supervisor/criteria.c): every static check passing and failing over a real
+ * criteria (eval/criteria.c): every static check passing and failing over a real
  * workspace under a fresh mkdtemp() folder (escapes, absolute paths, symlinks inside and out,
  * a FIFO, a directory, a file over the cap, NUL bytes), JSON pointers and comparisons, and
  * judging command outcomes. Criteria are parsed from task YAML, as the runner gets them;

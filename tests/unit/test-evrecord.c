@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests for the run-record reader (policy/evrecord.c): a full and a minimal record are
+ * Unit tests for the run-record reader (eval/evrecord.c): a full and a minimal record are
  * accepted with their views; then one mutation per rule of the schema (docs/eval.md "The run
  * record"), each refused with -EBADMSG and a message naming the field; the JSON syntax pass
  * (NUL, \u0000, control characters, number grammar, UTF-8, depth, trailing bytes, size); the

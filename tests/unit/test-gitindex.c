@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests for the git index reader (policy/gitindex.c).
+ * Unit tests for the git index reader (supervisor/gitindex.c).
  *
  * Two sources of input:
  *  - fixtures written by the real git binary (tests/gitindex/, made by make-fixtures.sh; the

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests for the task parser (policy/task.c): defaults, every field, every rule with its
+ * Unit tests for the task parser (eval/task.c): defaults, every field, every rule with its
  * exact file, line, column and message, the policy in its three forms, placeholders, regexes,
  * JSON values, the bounds, and the JSON printer.
  */

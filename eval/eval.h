@@ -9,7 +9,7 @@
  * through a throwaway overlay, with the reference read-only at /reference; teardown sees
  * both. Between the agent and the criteria the workspace is settled: nothing set-id or
  * special is left in it (sup_rundir_scrub). The verdict comes from exit codes, pipes the
- * supervisor owns and the workspace as the supervisor reads it (supervisor/criteria.c),
+ * supervisor owns and the workspace as the supervisor reads it (eval/criteria.c),
  * never from a file the agent could write.
  */
 #pragma once
@@ -157,3 +157,22 @@ void ev_summary_print(cJSON *arr);
 /* Placeholders substituted element by element (docs/eval.md). Returns a new argv or NULL. */
 char **ev_substitute(char *const *argv, size_t n, const char *task_id);
 void ev_argv_free(char **argv);
+
+/*
+ * Loads an evaluation task file (bounded read; its policy file and what that extends go
+ * through the supervisor's policy loader). Returns 0 with *out set; -EINVAL or -E2BIG with
+ * *diag filled for a bad task; another -errno for an unreadable file.
+ */
+int ev_load_task(const char *path, struct pol_task **out, struct pol_diag *diag);
+
+/*
+ * ev_load_task, also storing the task file's digest (sup_digest_hex of its bytes). With
+ * expect (and digest) set, a file whose digest differs is not parsed at all: -ESTALE.
+ */
+int ev_load_task_digest(const char *path, struct pol_task **out, struct pol_diag *diag,
+			char digest[72], const char *expect);
+
+/* The commands (docs/eval.md); each returns its exit code. */
+int ev_cmd_eval(int argc, char **argv);
+int ev_cmd_grade(int argc, char **argv);
+int ev_cmd_check(int argc, char **argv);

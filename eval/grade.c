@@ -4,7 +4,7 @@
  * in a fresh sandbox of the recorded policy, with the run's workspace adopted in place.
  *
  * A run folder is untrusted input. Nothing it names runs before the trust gate: the folder,
- * the record (strictly parsed, policy/evrecord.c) and the task (whose digest and policy
+ * the record (strictly parsed, eval/evrecord.c) and the task (whose digest and policy
  * digest must be the recorded ones) are checked first, then every command and every host
  * path is shown, and only --yes or an interactive yes lets anything run.
  */
@@ -211,7 +211,7 @@ static void grade_one(const char *run_dir, const char *task_path, bool yes,
 	const char *source = task_path ? task_path : rec->task_source;
 	struct pol_diag diag;
 	/* A file that is not the recorded task is not even parsed (its errors could quote it). */
-	r = sup_load_task_digest(source, &task, &diag, ev.task_digest, rec->task_digest);
+	r = ev_load_task_digest(source, &task, &diag, ev.task_digest, rec->task_digest);
 	if (r == -ESTALE) {
 		(void)snprintf(why, sizeof(why), "the task '%.600s' has changed since the run (digest "
 			       "%s, recorded %s)", source, ev.task_digest, rec->task_digest);
@@ -350,7 +350,7 @@ failed:
 	ev_run_done(&ev);
 }
 
-int sup_cmd_grade(int argc, char **argv)
+int ev_cmd_grade(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "yes", no_argument, NULL, 'y' },

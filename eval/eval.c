@@ -970,7 +970,7 @@ static void eval_one(const char *path, const char *out_dir, bool no_grade, struc
 	struct pol_diag diag;
 	struct ev_run ev;
 	ev_run_init(&ev);
-	int r = sup_load_task_digest(path, &task, &diag, ev.task_digest, NULL);
+	int r = ev_load_task_digest(path, &task, &diag, ev.task_digest, NULL);
 	if (r == -EINVAL || r == -E2BIG) {
 		(void)snprintf(out->error, sizeof(out->error), "%.600s:%u:%u: %s", diag.file, diag.line,
 			       diag.column, diag.message);
@@ -1165,7 +1165,7 @@ static void print_summary(const struct ev_outcome *o, size_t n, bool json)
 	}
 }
 
-int sup_cmd_eval(int argc, char **argv)
+int ev_cmd_eval(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "out", required_argument, NULL, 'o' },

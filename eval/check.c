@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "eval.h"
 #include "log.h"
 #include "policy.h"
 #include "sbx-seccomp.h"
@@ -50,7 +51,7 @@ static int check_folder(const char *what, const char *path, char *why, size_t wh
 	return 0;
 }
 
-int sup_cmd_check(int argc, char **argv)
+int ev_cmd_check(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, 'j' },
@@ -80,7 +81,7 @@ int sup_cmd_check(int argc, char **argv)
 	const char *file = argv[optind];
 	struct pol_diag diag;
 	_cleanup_(pol_task_freep) struct pol_task *task = NULL;
-	int r = sup_load_task(file, &task, &diag);
+	int r = ev_load_task(file, &task, &diag);
 	if (r == -EINVAL || r == -E2BIG) {
 		(void)fprintf(stderr, "%s:%u:%u: %s\n", diag.file, diag.line, diag.column,
 			      diag.message);

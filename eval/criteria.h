@@ -9,7 +9,7 @@
  * workspace never blocks or triggers anything), and no more than SUP_CRIT_MAX_FILE bytes.
  * The workspace is untrusted input: whatever the agent left there.
  *
- * A command criterion runs in a sandbox (supervisor/eval.c); this module only judges its
+ * A command criterion runs in a sandbox (eval/eval.c); this module only judges its
  * outcome against the criterion (exit code, stdout check).
  */
 #pragma once
