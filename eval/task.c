@@ -40,6 +40,7 @@
 #include "cleanup.h"
 #include "policy.h"
 #include "task.h"
+#include "utf8.h"
 #include "yaml-util.h"
 
 DEFINE_CLEANUP(cJSON *, cJSON_Delete)
@@ -1776,42 +1777,6 @@ const char *pol_task_policy_from_name(enum pol_task_policy_from from)
 
 /* ------------------------------------------------------------------------------------------ */
 /* JSON                                                                                       */
-
-static bool utf8_valid(const char *s)
-{
-	const unsigned char *p = (const unsigned char *)s;
-
-	while (*p) {
-		unsigned n;
-		uint32_t cp;
-
-		if (p[0] < 0x80) {
-			p++;
-			continue;
-		} else if ((p[0] & 0xe0) == 0xc0) {
-			n = 1;
-			cp = p[0] & 0x1f;
-		} else if ((p[0] & 0xf0) == 0xe0) {
-			n = 2;
-			cp = p[0] & 0x0f;
-		} else if ((p[0] & 0xf8) == 0xf0) {
-			n = 3;
-			cp = p[0] & 0x07;
-		} else {
-			return false;
-		}
-		for (unsigned i = 1; i <= n; i++) {
-			if ((p[i] & 0xc0) != 0x80)
-				return false;
-			cp = cp << 6 | (p[i] & 0x3f);
-		}
-		if ((n == 1 && cp < 0x80) || (n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) ||
-		    cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-			return false;
-		p += n + 1;
-	}
-	return true;
-}
 
 /* Adds item to o under key (o an object) or to o (an array, key NULL); takes item. */
 static int j_add(cJSON *o, const char *key, cJSON *item)

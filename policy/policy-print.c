@@ -29,6 +29,7 @@
 
 #include "cleanup.h"
 #include "policy.h"
+#include "utf8.h"
 
 DEFINE_CLEANUP(cJSON *, cJSON_Delete)
 
@@ -447,31 +448,6 @@ struct yout {
 	int err;      /* the first error; once set, nothing more is emitted */
 };
 
-/* The check libyaml's event constructors make: well-formed UTF-8 sequences, none overlong. */
-static bool utf8_valid(const char *s)
-{
-	const unsigned char *p = (const unsigned char *)s;
-
-	while (*p) {
-		unsigned width = *p < 0x80 ? 1 : (*p & 0xe0) == 0xc0 ? 2 : (*p & 0xf0) == 0xe0 ? 3
-			       : (*p & 0xf8) == 0xf0 ? 4 : 0;
-		uint32_t v = width == 1 ? *p : width == 2 ? *p & 0x1fu : width == 3 ? *p & 0x0fu
-			   : *p & 0x07u;
-		if (!width)
-			return false;
-		for (unsigned k = 1; k < width; k++) {
-			if ((p[k] & 0xc0) != 0x80)
-				return false;
-			v = v << 6 | (p[k] & 0x3fu);
-		}
-		if ((width == 2 && v < 0x80) || (width == 3 && v < 0x800) ||
-		    (width == 4 && v < 0x10000))
-			return false;
-		p += width;
-	}
-	return true;
-}
-
 static void yemit(struct yout *y, yaml_event_t *ev)
 {
 	/* yaml_emitter_emit takes the event, also when it fails. */
@@ -490,9 +466,17 @@ static void yscalar(struct yout *y, const char *s, yaml_scalar_style_t style)
 		y->err = -EINVAL;
 		return;
 	}
+	/*
+	 * libyaml's own check lets surrogates and code points above U+10FFFF through; the strict
+	 * one (common/utf8.h) runs first, so a failure of the constructor is memory.
+	 */
+	if (!utf8_valid_mem(s, len)) {
+		y->err = -EINVAL;
+		return;
+	}
 	if (!yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)(uintptr_t)s, (int)len,
 					  1, 1, style)) {
-		y->err = utf8_valid(s) ? -ENOMEM : -EINVAL;
+		y->err = -ENOMEM;
 		return;
 	}
 	yemit(y, &ev);
