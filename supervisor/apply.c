@@ -1023,9 +1023,46 @@ static int end_reporter(pid_t pid, int r)
 	return r >= 0 && w < 0 ? w : r;
 }
 
+/*
+ * 1 when the upper layer (fd borrowed) holds no entry, 0 when it holds one, or -errno. Only
+ * whether an entry exists is looked at, never what it is called or holds: this runs with the
+ * caller's credentials. A fresh open, so that no directory offset is shared with fd.
+ */
+static int layer_is_empty(int fd)
+{
+	int own = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (own < 0)
+		return -errno;
+	DIR *d = fdopendir(own);
+	if (!d) {
+		int r = -errno;
+		(void)close(own);
+		return r;
+	}
+	int empty = 1;
+	struct dirent *de;
+	while ((errno = 0, de = readdir(d)))
+		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0) {
+			empty = 0;
+			break;
+		}
+	if (empty && errno)
+		empty = -errno;
+	(void)closedir(d);
+	return empty;
+}
+
 int sup_apply_run(const struct sup_apply_spec *spec, struct sup_chg_report *out)
 {
 	struct sup_chg_report rep = { 0 };
+	/* The common case of a run that changed nothing needs no child to say so. */
+	int empty = layer_is_empty(spec->upper_fd);
+	if (empty < 0)
+		return empty;
+	if (empty) {
+		*out = rep;
+		return 0;
+	}
 	int fd = -1;
 	pid_t pid = fork_reporter(&fd);
 	if (pid < 0)

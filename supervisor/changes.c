@@ -573,6 +573,9 @@ int sup_changeset_finish(struct sup_changeset *cs, bool privileged, int ws_fd, b
 	/* An empty changeset (the run made no change, or never started) is never kept. */
 	bool left = rep->n_held || rep->n_refused || (!apply && rep->n);
 	if (left) {
+		/* The layer was mounted volatile (sandbox/mount.c): make it durable now. */
+		if (syncfs(cs->layer_fd) < 0)
+			return -errno;
 		print_pending(cs->id, rep);
 		_cleanup_(cJSON_Deletep) cJSON *meta = NULL;
 		r = read_meta(cs->dir_fd, &meta);
