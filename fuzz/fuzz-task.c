@@ -3,7 +3,7 @@
  * libFuzzer target for the task file parser and its JSON printer.
  *
  * Target functions: pol_task_parse() (eval/task.c, with the shared loader in
- * policy/yaml-util.c and, for the policy a task names or holds, pol_parse_file() and
+ * common/yaml-util.c and, for the policy a task names or holds, pol_parse_file() and
  * pol_parse_tree() in policy/policy.c), pol_task_to_json() and pol_to_json(), with
  * pol_task_free() on every result.
  *

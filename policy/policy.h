@@ -19,6 +19,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "diag.h"
+
 /* Parser limits: everything a user can write is bounded. */
 #define POL_MAX_INPUT_BYTES (256u * 1024u) /* larger input: -E2BIG before any parsing */
 #define POL_MAX_DEPTH 8        /* nested mappings/sequences; the top-level mapping is level 1 */
@@ -29,13 +31,6 @@
 #define POL_MAX_PATTERN_COMPONENTS 64 /* components in one filesystem.hide pattern */
 #define POL_MAX_PATTERN_GLOBSTARS 4   /* "**" components in one filesystem.hide pattern */
 
-/* A diagnostic: where and what. line and column are 1-based; 0 when unknown. */
-struct pol_diag {
-	char file[256];
-	unsigned line;
-	unsigned column;
-	char message[512];
-};
 
 enum pol_bind_mode {
 	POL_BIND_RO = 0,
@@ -306,3 +301,20 @@ int pol_to_yaml(const struct pol_policy *p, char **out);
  * what it does).
  */
 bool pol_equal(const struct pol_policy *a, const struct pol_policy *b);
+
+/* For parsers that embed a policy (a task file, eval/task.c). */
+
+/* The limits a policy file is loaded under (POL_MAX_*). */
+struct pol_yaml_limits;
+extern const struct pol_yaml_limits pol_policy_limits;
+
+/*
+ * pol_parse_file for a policy that is already a tree: root (borrowed), a mapping inside a
+ * larger document named name (the task file), is checked against pol_policy_limits, then laid
+ * over the embedded default like a policy file of that name; `extends` and relative bind
+ * sources resolve against name's directory, and `what` ("task") names that file in messages.
+ * Errors inside root keep name's line and column. Same results and ownership as pol_parse_file.
+ */
+struct pol_node;
+int pol_parse_tree(const char *name, const char *what, const struct pol_node *root,
+		   pol_loader load, void *ctx, struct pol_policy **out, struct pol_diag *reterr);

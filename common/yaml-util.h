@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * yaml-util: the pieces the policy parser (policy.c) and the task parser (task.c) share.
- * Internal to policy/: the supervisor includes policy.h and task.h, never this header.
+ * yaml-util: the pieces the policy parser (policy/policy.c) and the task parser (eval/task.c)
+ * share, so that neither reaches into the other. The supervisor includes policy.h and task.h,
+ * never this header.
  *
  *  - the bounded tree loader: libyaml events to a small tree of scalars, sequences and
  *    mappings, with every generic rule (one document; no anchors, aliases, tags or directives;
@@ -24,7 +25,7 @@
 #include <stdint.h>
 
 #include "cleanup.h"
-#include "policy.h"
+#include "diag.h"
 
 #define POL_COMPONENT_MAX 255u /* NAME_MAX: bytes in one path component */
 #define POL_LABEL_MAX 96       /* bytes in a label such as "criteria[3].command.run[2]" */
@@ -277,19 +278,3 @@ int pol_dir_of(const char *name, char **out);
  */
 int pol_resolve_relative(const struct pol_walker *w, const char *label, const struct pol_node *v,
 			 char **out);
-
-/* ------------------------------------------------------------------------------------------ */
-/* Entry points of policy.c for other parsers in policy/                                      */
-
-/* The limits a policy file is loaded under (POL_MAX_*). */
-extern const struct pol_yaml_limits pol_policy_limits;
-
-/*
- * pol_parse_file for a policy that is already a tree: root (borrowed), a mapping inside a
- * larger document named name (the task file), is checked against pol_policy_limits, then laid
- * over the embedded default like a policy file of that name; `extends` and relative bind
- * sources resolve against name's directory, and `what` ("task") names that file in messages.
- * Errors inside root keep name's line and column. Same results and ownership as pol_parse_file.
- */
-int pol_parse_tree(const char *name, const char *what, const struct pol_node *root,
-		   pol_loader load, void *ctx, struct pol_policy **out, struct pol_diag *reterr);

@@ -26,7 +26,6 @@
 #include <yaml.h>
 
 #include "cleanup.h"
-#include "policy.h"
 #include "yaml-util.h"
 
 static bool streq(const char *a, const char *b)
