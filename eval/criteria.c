@@ -28,6 +28,7 @@
 
 #include "cleanup.h"
 #include "criteria.h"
+#include "json-strict.h"
 
 #ifndef SYS_openat2
 #define SYS_openat2 437 /* the same number on every architecture */
@@ -490,6 +491,12 @@ static void eval_matches(int ws, const struct pol_task_criterion *c, struct sup_
 
 /* ---- JSON ---- */
 
+/* What a json_equals document may be beyond the grammar (eval/json-strict.h). */
+static const struct ev_json_limits doc_limits = {
+	.max_depth = SUP_CRIT_JSON_MAX_DEPTH,
+	.max_number_chars = SUP_CRIT_JSON_MAX_NUMBER,
+};
+
 /* True when the pointer is "" or '/'-separated tokens with ~ only in ~0 and ~1 (RFC 6901). */
 static bool pointer_valid(const char *p)
 {
@@ -499,86 +506,6 @@ static bool pointer_valid(const char *p)
 		if (p[0] == '~' && p[1] != '0' && p[1] != '1')
 			return false;
 	return true;
-}
-
-static bool is_digit(unsigned char ch)
-{
-	return ch >= '0' && ch <= '9';
-}
-
-/* RFC 8259 number: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?, exactly n bytes. */
-static bool json_number_ok(const unsigned char *s, size_t n)
-{
-	size_t i = 0, d;
-	if (i < n && s[i] == '-')
-		i++;
-	if (i < n && s[i] == '0')
-		i++;
-	else if (i < n && s[i] >= '1' && s[i] <= '9')
-		while (i < n && is_digit(s[i]))
-			i++;
-	else
-		return false;
-	if (i < n && s[i] == '.') {
-		for (d = ++i; i < n && is_digit(s[i]);)
-			i++;
-		if (i == d)
-			return false;
-	}
-	if (i < n && (s[i] == 'e' || s[i] == 'E')) {
-		i++;
-		if (i < n && (s[i] == '+' || s[i] == '-'))
-			i++;
-		for (d = i; i < n && is_digit(s[i]);)
-			i++;
-		if (i == d)
-			return false;
-	}
-	return i == n;
-}
-
-/*
- * Checks what cJSON lets through and RFC 8259 does not, over the len bytes of a document cJSON
- * accepted (so quotes only delimit strings, and a number starts with '-' or a digit): a
- * control character outside strings other than JSON whitespace, a number outside the JSON
- * grammar ("01", "1.", "1.e5", which strtod reads), a raw control character inside a string,
- * and \u0000, which cJSON would turn into a NUL that silently cuts the string short (so
- * "a\u0000b" would equal "a"). Returns NULL or what is wrong.
- */
-static const char *json_strict_check(const unsigned char *s, size_t len)
-{
-	bool in_string = false;
-	for (size_t i = 0; i < len; i++) {
-		unsigned char ch = s[i];
-		if (!in_string) {
-			if (ch == '"') {
-				in_string = true;
-			} else if (ch == '-' || is_digit(ch)) {
-				size_t j = i;
-				while (j < len && (is_digit(s[j]) || s[j] == '-' || s[j] == '+' ||
-						   s[j] == '.' || s[j] == 'e' || s[j] == 'E'))
-					j++;
-				if (!json_number_ok(s + i, j - i))
-					return "a number outside the JSON grammar";
-				i = j - 1;
-			} else if (ch < 0x20 && ch != ' ' && ch != '\t' && ch != '\n' &&
-				   ch != '\r') {
-				return "a control character outside a string";
-			}
-			continue;
-		}
-		if (ch < 0x20)
-			return "a raw control character in a string";
-		if (ch == '"') {
-			in_string = false;
-		} else if (ch == '\\') {
-			if (i + 1 < len && s[i + 1] == 'u' && len - i >= 6 &&
-			    !memcmp(s + i + 2, "0000", 4))
-				return "a string holding \\u0000";
-			i++; /* the escaped character */
-		}
-	}
-	return NULL;
 }
 
 /* Formats a double in the fewest digits that read back as the same value. */
@@ -806,29 +733,15 @@ static void json_judge(const struct pol_task_criterion *c, const void *buf, size
 		return;
 	}
 
-	const char *end = NULL;
-	_cleanup_(cJSON_Deletep) cJSON *doc =
-		len ? cJSON_ParseWithLengthOpts(buf, len, &end, false) : NULL;
-	if (!doc) {
-		if (len == 0 || !end)
-			verdict(out, c, false, "not valid JSON (empty)");
-		else
-			verdict(out, c, false, "not valid JSON (at byte %zu)",
-				(size_t)(end - (const char *)buf));
+	_cleanup_(cJSON_Deletep) cJSON *doc = NULL;
+	struct ev_json_err jerr = { 0 };
+	int jr = ev_json_parse(buf, len, &doc_limits, &doc, &jerr);
+	if (jr == -EBADMSG) {
+		verdict(out, c, false, "not valid JSON (at byte %zu: %s)", jerr.pos, jerr.what);
 		return;
 	}
-	/* Nothing but JSON whitespace may follow the value. */
-	size_t used = (size_t)(end - (const char *)buf);
-	for (size_t i = used; i < len; i++) {
-		char ch = ((const char *)buf)[i];
-		if (ch != ' ' && ch != '\t' && ch != '\n' && ch != '\r') {
-			verdict(out, c, false, "not valid JSON (trailing data at byte %zu)", i);
-			return;
-		}
-	}
-	problem = json_strict_check(buf, used);
-	if (problem) {
-		verdict(out, c, false, "not valid JSON (%s)", problem);
+	if (jr < 0) {
+		crit_error(out, "the document cannot be read: %s", strerror(-jr));
 		return;
 	}
 

@@ -23,6 +23,13 @@
 /* The most a static criterion reads of one file; a larger file scores 0 with the reason. */
 #define SUP_CRIT_MAX_FILE (16u * 1024u * 1024u)
 
+/*
+ * A json_equals document is read by the strict JSON reader (eval/json-strict.h) with these
+ * limits: objects and arrays nested at most this deep, numbers at most this many characters.
+ */
+#define SUP_CRIT_JSON_MAX_DEPTH 512u
+#define SUP_CRIT_JSON_MAX_NUMBER 1024u
+
 /* What one criterion came to. */
 struct sup_crit_result {
 	bool evaluated;        /* false: it could not be judged (error, or never run) */
@@ -46,9 +53,9 @@ void sup_crit_eval_static(int workspace_fd, const struct pol_task_criterion *c,
  * The json_equals check on a document already in memory: sup_crit_eval_static() runs it on
  * the file it read, and the fuzz target runs it on untrusted bytes directly. buf (len bytes,
  * borrowed, may hold NULs, need not be NUL-terminated) must be one JSON value and nothing but
- * JSON whitespace after it; more than SUP_CRIT_MAX_FILE bytes, anything that is not RFC 8259
- * JSON (cJSON alone would take "01", "1." or control characters) or a string holding \u0000
- * (cJSON would cut it there) scores 0. Reads only c's check, pointer, op, value_* and
+ * JSON whitespace after it; more than SUP_CRIT_MAX_FILE bytes, or anything the strict JSON
+ * reader refuses (eval/json-strict.h: not RFC 8259, not UTF-8, \u0000, deeper or longer
+ * numbers than the SUP_CRIT_JSON_* limits) scores 0, with the byte and the reason. Reads only c's check, pointer, op, value_* and
  * pass_threshold_milli. Always fills *out as sup_crit_eval_static() does (without the path
  * in details); a criterion that is not json_equals, or whose pointer is not RFC 6901 or whose
  * value does not suit its op, is error = true.

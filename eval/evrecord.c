@@ -5,16 +5,14 @@
  * A run folder handed to `warden grade` may come from anyone, so record.json is read like
  * worker bytes, in three passes, each of which must accept the input before the next runs:
  *
- *  1. syntax: a small recursive-descent checker of RFC 8259 JSON over the raw bytes (a cursor
- *     that never reads past len). It is stricter than cJSON on purpose: no NUL byte and no
- *     "\u0000" (a C string would end early, so two different keys or values could compare
- *     equal), no raw control character in a string, valid UTF-8 with paired surrogates, the
- *     JSON number grammar exactly (cJSON's strtod also takes "01", "1." and "-.5"), only the
- *     four JSON whitespace bytes (cJSON skips every byte <= 0x20), no byte-order mark, at most
- *     EVREC_MAX_DEPTH levels and nothing after the value. It builds nothing.
- *  2. tree: cJSON_ParseWithLengthOpts over a NUL-terminated copy, requiring the whole input
- *     be consumed. Pass 1 accepted the text, so a failure here can only be cJSON running out
- *     of memory (-ENOMEM); the fuzz target checks that the two passes agree.
+ *  1. syntax: no NUL byte anywhere, then the strict RFC 8259 checker that every hostile JSON
+ *     text goes through (eval/json-strict.c: no "\u0000", no raw control character in a
+ *     string, strict UTF-8, the JSON number grammar exactly, only JSON whitespace, nothing
+ *     after the value), with this schema's limits: EVREC_MAX_DEPTH levels and numbers of at
+ *     most EVREC_MAX_NUMBER_CHARS characters. It builds nothing.
+ *  2. tree: cJSON over the text the first pass accepted (the same module), so a failure here
+ *     can only be cJSON running out of memory (-ENOMEM); the fuzz targets check that the two
+ *     passes agree.
  *  3. schema: the tables below, one struct ev_obj per JSON object, applied by check_value().
  *     Every key present (only identity.failure is optional), no other key, no key twice
  *     (cJSON keeps duplicates as separate items), every type, range, length and format; then
@@ -39,6 +37,7 @@
 
 #include "cleanup.h"
 #include "evrecord.h"
+#include "json-strict.h"
 #include "task.h"
 
 DEFINE_CLEANUP(cJSON *, cJSON_Delete)
@@ -153,285 +152,30 @@ static const char *path_index(struct ev_path *p, const char *parent, size_t i)
 }
 
 /* ------------------------------------------------------------------------------------------ */
-/* Pass 1: JSON syntax                                                                        */
+/* Passes 1 and 2: strict JSON, then the tree (eval/json-strict.c)                            */
 
-struct jscan {
-	const unsigned char *p;
-	size_t len;
-	size_t pos;
-	const char *err; /* a static description of what is wrong at pos */
+static const struct ev_json_limits record_limits = {
+	.max_depth = EVREC_MAX_DEPTH,
+	.max_number_chars = EVREC_MAX_NUMBER_CHARS,
 };
 
-static bool js_fail(struct jscan *s, const char *what)
-{
-	s->err = what;
-	return false;
-}
-
-static bool js_more(const struct jscan *s, size_t n)
-{
-	return s->pos <= s->len && n <= s->len - s->pos;
-}
-
-static void js_ws(struct jscan *s)
-{
-	while (js_more(s, 1) && (s->p[s->pos] == ' ' || s->p[s->pos] == '\t' ||
-				 s->p[s->pos] == '\n' || s->p[s->pos] == '\r'))
-		s->pos++;
-}
-
-static bool js_digit(const struct jscan *s)
-{
-	return js_more(s, 1) && s->p[s->pos] >= '0' && s->p[s->pos] <= '9';
-}
-
-static bool js_literal(struct jscan *s, const char *word)
-{
-	size_t n = strlen(word);
-	if (!js_more(s, n) || memcmp(s->p + s->pos, word, n) != 0)
-		return js_fail(s, "not a JSON value");
-	s->pos += n;
-	return true;
-}
-
-static bool js_number(struct jscan *s)
-{
-	size_t start = s->pos;
-	if (js_more(s, 1) && s->p[s->pos] == '-')
-		s->pos++;
-	if (!js_digit(s))
-		return js_fail(s, "a number without digits");
-	if (s->p[s->pos] == '0') {
-		s->pos++;
-	} else {
-		while (js_digit(s))
-			s->pos++;
-	}
-	if (js_more(s, 1) && s->p[s->pos] == '.') {
-		s->pos++;
-		if (!js_digit(s))
-			return js_fail(s, "a number without digits after '.'");
-		while (js_digit(s))
-			s->pos++;
-	}
-	if (js_more(s, 1) && (s->p[s->pos] == 'e' || s->p[s->pos] == 'E')) {
-		s->pos++;
-		if (js_more(s, 1) && (s->p[s->pos] == '+' || s->p[s->pos] == '-'))
-			s->pos++;
-		if (!js_digit(s))
-			return js_fail(s, "a number without digits in its exponent");
-		while (js_digit(s))
-			s->pos++;
-	}
-	if (s->pos - start > EVREC_MAX_NUMBER_CHARS) {
-		s->pos = start;
-		return js_fail(s, "a number longer than 32 characters");
-	}
-	return true;
-}
-
-static bool js_hex4(struct jscan *s, unsigned *out)
-{
-	unsigned v = 0;
-	if (!js_more(s, 4))
-		return js_fail(s, "a \\u escape without 4 hex digits");
-	for (size_t i = 0; i < 4; i++) {
-		unsigned char ch = s->p[s->pos + i];
-		unsigned d;
-		if (ch >= '0' && ch <= '9')
-			d = ch - '0';
-		else if (ch >= 'a' && ch <= 'f')
-			d = ch - 'a' + 10u;
-		else if (ch >= 'A' && ch <= 'F')
-			d = ch - 'A' + 10u;
-		else
-			return js_fail(s, "a \\u escape without 4 hex digits");
-		v = v * 16u + d;
-	}
-	s->pos += 4;
-	*out = v;
-	return true;
-}
-
-/* One UTF-8 sequence starting at a byte >= 0x80: no overlong form, surrogate or > U+10FFFF. */
-static bool js_utf8(struct jscan *s)
-{
-	unsigned char b = s->p[s->pos];
-	size_t n;
-	unsigned char lo = 0x80, hi = 0xbf; /* bounds of the second byte */
-
-	if (b >= 0xc2 && b <= 0xdf) {
-		n = 1;
-	} else if (b >= 0xe0 && b <= 0xef) {
-		n = 2;
-		if (b == 0xe0)
-			lo = 0xa0;
-		else if (b == 0xed)
-			hi = 0x9f;
-	} else if (b >= 0xf0 && b <= 0xf4) {
-		n = 3;
-		if (b == 0xf0)
-			lo = 0x90;
-		else if (b == 0xf4)
-			hi = 0x8f;
-	} else {
-		return js_fail(s, "invalid UTF-8");
-	}
-	if (!js_more(s, n + 1))
-		return js_fail(s, "invalid UTF-8");
-	for (size_t i = 1; i <= n; i++) {
-		unsigned char ch = s->p[s->pos + i];
-		if (i == 1 ? (ch < lo || ch > hi) : (ch < 0x80 || ch > 0xbf))
-			return js_fail(s, "invalid UTF-8");
-	}
-	s->pos += n + 1;
-	return true;
-}
-
-static bool js_string(struct jscan *s)
-{
-	s->pos++; /* the opening quote */
-	for (;;) {
-		if (!js_more(s, 1))
-			return js_fail(s, "an unterminated string");
-		unsigned char ch = s->p[s->pos];
-		if (ch == '"') {
-			s->pos++;
-			return true;
-		}
-		if (ch < 0x20)
-			return js_fail(s, "a control character in a string (it must be escaped)");
-		if (ch >= 0x80) {
-			if (!js_utf8(s))
-				return false;
-			continue;
-		}
-		if (ch != '\\') {
-			s->pos++;
-			continue;
-		}
-		if (!js_more(s, 2))
-			return js_fail(s, "an unterminated string");
-		ch = s->p[s->pos + 1];
-		if (ch == '"' || ch == '\\' || ch == '/' || ch == 'b' || ch == 'f' || ch == 'n' ||
-		    ch == 'r' || ch == 't') {
-			s->pos += 2;
-			continue;
-		}
-		if (ch != 'u')
-			return js_fail(s, "an invalid escape in a string");
-		size_t at = s->pos;
-		s->pos += 2;
-		unsigned u;
-		if (!js_hex4(s, &u))
-			return false;
-		if (u == 0) {
-			s->pos = at;
-			return js_fail(s, "\\u0000 in a string (NUL is not allowed)");
-		}
-		if (u >= 0xdc00 && u <= 0xdfff) {
-			s->pos = at;
-			return js_fail(s, "an unpaired surrogate in a string");
-		}
-		if (u >= 0xd800 && u <= 0xdbff) {
-			if (!js_more(s, 2) || s->p[s->pos] != '\\' || s->p[s->pos + 1] != 'u') {
-				s->pos = at;
-				return js_fail(s, "an unpaired surrogate in a string");
-			}
-			s->pos += 2;
-			if (!js_hex4(s, &u))
-				return false;
-			if (u < 0xdc00 || u > 0xdfff) {
-				s->pos = at;
-				return js_fail(s, "an unpaired surrogate in a string");
-			}
-		}
-	}
-}
-
-static bool js_value(struct jscan *s, unsigned depth);
-
-/* An object or an array (close is '}' or ']'), at nesting level depth. */
-static bool js_container(struct jscan *s, unsigned depth, char close)
-{
-	if (depth > EVREC_MAX_DEPTH)
-		return js_fail(s, "nesting deeper than 8 levels");
-	s->pos++;
-	js_ws(s);
-	if (js_more(s, 1) && s->p[s->pos] == (unsigned char)close) {
-		s->pos++;
-		return true;
-	}
-	for (;;) {
-		if (close == '}') {
-			js_ws(s);
-			if (!js_more(s, 1) || s->p[s->pos] != '"')
-				return js_fail(s, "an object key that is not a string");
-			if (!js_string(s))
-				return false;
-			js_ws(s);
-			if (!js_more(s, 1) || s->p[s->pos] != ':')
-				return js_fail(s, "a missing ':' after an object key");
-			s->pos++;
-		}
-		if (!js_value(s, depth))
-			return false;
-		js_ws(s);
-		if (js_more(s, 1) && s->p[s->pos] == ',') {
-			s->pos++;
-			continue;
-		}
-		if (js_more(s, 1) && s->p[s->pos] == (unsigned char)close) {
-			s->pos++;
-			return true;
-		}
-		return js_fail(s, close == '}' ? "a missing ',' or '}' in an object"
-					       : "a missing ',' or ']' in an array");
-	}
-}
-
-static bool js_value(struct jscan *s, unsigned depth)
-{
-	js_ws(s);
-	if (!js_more(s, 1))
-		return js_fail(s, "a missing value");
-	switch (s->p[s->pos]) {
-	case '{':
-		return js_container(s, depth + 1, '}');
-	case '[':
-		return js_container(s, depth + 1, ']');
-	case '"':
-		return js_string(s);
-	case 't':
-		return js_literal(s, "true");
-	case 'f':
-		return js_literal(s, "false");
-	case 'n':
-		return js_literal(s, "null");
-	default:
-		if (s->p[s->pos] == '-' || js_digit(s))
-			return js_number(s);
-		return js_fail(s, "not a JSON value");
-	}
-}
-
-/* Pass 1 over the whole input. */
-static int check_syntax(struct ev_ctx *c, const void *buf, size_t len)
+/* Returns 0 with *out, -EBADMSG with the reason in c, or -ENOMEM. */
+static int read_json(struct ev_ctx *c, const void *buf, size_t len, cJSON **out)
 {
 	const void *nul = memchr(buf, '\0', len);
 	if (nul)
 		return bad(c, "record: a NUL byte at byte %zu (expected JSON text)",
 			   (size_t)((const char *)nul - (const char *)buf));
-	struct jscan s = { .p = buf, .len = len };
-	bool ok = js_value(&s, 0);
-	if (ok) {
-		js_ws(&s);
-		if (js_more(&s, 1))
-			ok = js_fail(&s, "bytes after the JSON value");
+	struct ev_json_err err = { 0 };
+	int r = ev_json_parse(buf, len, &record_limits, out, &err);
+	if (r == -EBADMSG)
+		return bad(c, "record: invalid JSON at byte %zu: %s (expected one JSON object)",
+			   err.pos, err.what);
+	if (r < 0) {
+		/* Pass 1 accepted the text, so cJSON can only have run out of memory. */
+		(void)bad(c, "record: out of memory");
+		return -ENOMEM;
 	}
-	if (!ok)
-		return bad(c, "record: invalid JSON at byte %zu: %s (expected one JSON object)", s.pos,
-			   s.err);
 	return 0;
 }
 
@@ -1423,24 +1167,6 @@ struct pol_evrec *pol_evrec_free(struct pol_evrec *r)
 	return NULL;
 }
 
-/*
- * Pass 2: the tree. cJSON reads a NUL-terminated copy of the len bytes at buf and must stop
- * exactly at its end (require_null_terminated). Returns the tree or NULL.
- */
-static cJSON *parse_tree(const void *buf, size_t len)
-{
-	char *text = malloc(len + 1);
-	if (!text)
-		return NULL;
-	if (len > 0)
-		memcpy(text, buf, len);
-	text[len] = '\0';
-	const char *end = NULL;
-	cJSON *json = cJSON_ParseWithLengthOpts(text, len + 1, &end, true);
-	free(text);
-	return json;
-}
-
 int pol_evrec_parse(const void *buf, size_t len, struct pol_evrec **out, char *why, size_t why_len)
 {
 	struct ev_ctx c = { .why = why, .why_len = why_len };
@@ -1452,16 +1178,10 @@ int pol_evrec_parse(const void *buf, size_t len, struct pol_evrec **out, char *w
 			  EVREC_MAX_INPUT_BYTES);
 		return -E2BIG;
 	}
-	int r = check_syntax(&c, buf ? buf : "", len);
+	_cleanup_(cJSON_Deletep) cJSON *json = NULL;
+	int r = read_json(&c, buf ? buf : "", len, &json);
 	if (r < 0)
 		return r;
-
-	_cleanup_(cJSON_Deletep) cJSON *json = parse_tree(buf, len);
-	if (!json) {
-		/* Pass 1 accepted the text, so cJSON can only have run out of memory. */
-		(void)bad(&c, "record: out of memory");
-		return -ENOMEM;
-	}
 
 	/* The version decides what every other key means, so it is judged first. */
 	const cJSON *version = cJSON_IsObject(json) ? get(json, "schema_version") : NULL;

@@ -3,8 +3,9 @@
  * libFuzzer target for judging criteria on untrusted bytes: what an agent leaves in a JSON
  * file, and what a command prints.
  *
- * Target functions: sup_crit_json_eval() (eval/criteria.c: cJSON parsing with the
- * strictness checks, RFC 6901 pointer resolution, comparison and the details text), and
+ * Target functions: sup_crit_json_eval() (eval/criteria.c: the strict JSON reader of
+ * eval/json-strict.c, which fuzz-json.c fuzzes on its own, RFC 6901 pointer resolution,
+ * comparison and the details text), and
  * sup_crit_judge_command() with the same bytes as stdout (exact and contains checks; regexes
  * are left out, since the task parser bounds what a pattern may cost and the input here
  * would not be).

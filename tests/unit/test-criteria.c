@@ -519,30 +519,30 @@ static void test_json_invalid(void **state)
 	const char *c = "{description: d, json_equals: {path: j, pointer: /a, op: exists}}";
 
 	put_str(w, "j", "{\"a\": 1");
-	check(w, c, false, "'j': not valid JSON");
+	check(w, c, false, "'j': not valid JSON (at byte 7: a missing ',' or '}' in an object)");
 	put_str(w, "j", "");
-	check(w, c, false, "not valid JSON");
+	check(w, c, false, "not valid JSON (at byte 0: a missing value)");
 	put_str(w, "j", "{\"a\": 1} {}");
-	check(w, c, false, "not valid JSON (trailing data at byte 9)");
+	check(w, c, false, "not valid JSON (at byte 9: bytes after the JSON value)");
 	put_str(w, "j", "{\"a\": 1}x");
-	check(w, c, false, "trailing data");
+	check(w, c, false, "bytes after the JSON value");
 	put(w, "j", nul_after, sizeof(nul_after) - 1);
-	check(w, c, false, "trailing data");
+	check(w, c, false, "at byte 8: bytes after the JSON value");
 	put_str(w, "j", "{\"a\": \"x\\u0000y\"}");
-	check(w, c, false, "a string holding \\u0000");
+	check(w, c, false, "\\u0000 in a string");
 	put(w, "j", nul_raw, sizeof(nul_raw) - 1);
-	check(w, c, false, "not valid JSON");
+	check(w, c, false, "a control character in a string");
 	put_str(w, "j", "{\"a\":\x01 1}");
-	check(w, c, false, "a control character outside a string");
+	check(w, c, false, "at byte 5: not a JSON value");
 	/* cJSON reads numbers with strtod; the JSON grammar is narrower. */
 	put_str(w, "j", "{\"a\": 01}");
-	check(w, c, false, "not valid JSON (a number outside the JSON grammar)");
+	check(w, c, false, "not valid JSON (at byte 7: a missing ',' or '}' in an object)");
 	put_str(w, "j", "{\"a\": 1.}");
-	check(w, c, false, "a number outside the JSON grammar");
+	check(w, c, false, "a number without digits after '.'");
 	put_str(w, "j", "{\"a\": [1.e5]}");
-	check(w, c, false, "a number outside the JSON grammar");
+	check(w, c, false, "a number without digits after '.'");
 	put_str(w, "j", "{\"a\": -01}");
-	check(w, c, false, "a number outside the JSON grammar");
+	check(w, c, false, "a missing ',' or '}' in an object");
 	put_str(w, "j", "{\"b\": [-0, 0.5e-3, 1E+2, 10, -7.25E2]}");
 	check(w, c, false, "no member 'a'");
 	put_str(w, "j", "{\"a\": -0.5e-3}");
@@ -554,6 +554,69 @@ static void test_json_invalid(void **state)
 	check(w, c, false, "'a' is not an array index");
 	put_str(w, "j", "42");
 	check(w, c, false, "the number 42 has no member 'a'");
+}
+
+/*
+ * The json_equals reader is the record's (eval/json-strict.c): strings must be UTF-8, escapes
+ * of surrogates paired, and nesting and numbers bounded. cJSON alone took all of these.
+ */
+static void test_json_strict_reader(void **state)
+{
+	struct ws *w = *state;
+	const char *c = "{description: d, json_equals: {path: j, pointer: /a, op: exists}}";
+
+	put_str(w, "j", "{\"a\": \"\xed\xa0\x80\"}"); /* a surrogate spelled in UTF-8 */
+	check(w, c, false, "at byte 7: invalid UTF-8");
+	put_str(w, "j", "{\"a\": \"\xc0\xaf\"}"); /* an overlong '/' */
+	check(w, c, false, "invalid UTF-8");
+	put_str(w, "j", "{\"a\": \"\xf4\x90\x80\x80\"}"); /* above U+10FFFF */
+	check(w, c, false, "invalid UTF-8");
+	put_str(w, "j", "{\"a\": \"\\ud800\"}");
+	check(w, c, false, "an unpaired surrogate in a string");
+	put_str(w, "j", "{\"a\": \"\xc3\xa9\\ud83d\\ude00\"}");
+	check(w, c, true, "'/a' is the string");
+	put_str(w, "j", "\xef\xbb\xbf{\"a\": 1}"); /* a byte-order mark */
+	check(w, c, false, "at byte 0: not a JSON value");
+
+	/* Nesting: SUP_CRIT_JSON_MAX_DEPTH levels are read, one more is not. */
+	size_t depth = SUP_CRIT_JSON_MAX_DEPTH;
+	char *nested = malloc(2 * depth + 16);
+	assert_non_null(nested);
+	for (int more = 0; more < 2; more++) {
+		size_t n = depth + (size_t)more - 1, o = 0;
+		memcpy(nested + o, "{\"a\":", 5);
+		o += 5;
+		for (size_t i = 0; i < n; i++)
+			nested[o++] = '[';
+		nested[o++] = '1';
+		for (size_t i = 0; i < n; i++)
+			nested[o++] = ']';
+		nested[o++] = '}';
+		put(w, "j", nested, o);
+		if (more)
+			check(w, c, false, "nesting deeper than 512 levels");
+		else
+			check(w, c, true, "'/a' is an array of 1 items");
+	}
+	free(nested);
+
+	/* Numbers: SUP_CRIT_JSON_MAX_NUMBER characters are read, one more is not. */
+	char *num = malloc(SUP_CRIT_JSON_MAX_NUMBER + 16);
+	assert_non_null(num);
+	for (int more = 0; more < 2; more++) {
+		size_t o = 0;
+		memcpy(num, "{\"a\":1", 6);
+		o = 6;
+		while (o - 5 < SUP_CRIT_JSON_MAX_NUMBER + (size_t)more)
+			num[o++] = '0';
+		num[o++] = '}';
+		put(w, "j", num, o);
+		if (more)
+			check(w, c, false, "a number longer than 1024 characters");
+		else
+			check(w, c, true, "'/a' is the number");
+	}
+	free(num);
 }
 
 static void test_json_details_escaped(void **state)
@@ -859,6 +922,7 @@ int main(void)
 		T(test_json_eq_ne),
 		T(test_json_compare),
 		T(test_json_invalid),
+		T(test_json_strict_reader),
 		T(test_json_details_escaped),
 		T(test_json_bad_config),
 		T(test_threshold),
