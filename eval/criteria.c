@@ -198,7 +198,7 @@ static int regex_search(const char *pattern, const char *text, size_t len, int e
 	return -ENOMEM;
 }
 
-/* ---- the workspace ---- */
+/* ---- the workspace: what the parent opens (sup_crit_open) ---- */
 
 /* openat2 beneath dfd, through no symlink and no magic link. Returns an fd or -errno. */
 static int open_beneath(int dfd, const char *path, uint64_t flags)
@@ -217,6 +217,92 @@ static int open_beneath(int dfd, const char *path, uint64_t flags)
 	return -EAGAIN;
 }
 
+/*
+ * Resolves path beneath the workspace to an O_PATH fd and fstat()s it. The last component is
+ * not followed: a symlink there comes back as itself (S_ISLNK), which is how file_absent sees
+ * a symlink, even a dangling one, as present, and why a FIFO or device is never opened for
+ * I/O. Returns the fd (the caller owns it) with *out_st, or -errno: -EXDEV (escapes), -ELOOP
+ * (a symlink in a parent), -ENOENT, -ENOTDIR (a parent is not a directory), -ENOSYS (no
+ * openat2), or another error of openat2 or fstat.
+ */
+static int lookup(int ws, const char *path, struct stat *out_st)
+{
+	_cleanup_close_ int fd = open_beneath(ws, path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, out_st) < 0)
+		return -errno;
+	return TAKE_FD(fd);
+}
+
+static bool reads_content(const struct pol_task_criterion *c)
+{
+	return c->check == POL_TASK_FILE_CONTAINS || c->check == POL_TASK_FILE_MATCHES ||
+	       c->check == POL_TASK_JSON_EQUALS;
+}
+
+void sup_crit_input_init(struct sup_crit_input *in)
+{
+	memset(in, 0, sizeof(*in));
+	in->lookup_err = -EBADF;
+	in->fd = -1;
+}
+
+void sup_crit_input_done(struct sup_crit_input *in)
+{
+	if (in->fd >= 0)
+		(void)close(in->fd);
+	in->fd = -1;
+}
+
+void sup_crit_open(int workspace_fd, const struct pol_task_criterion *c, struct sup_crit_input *in)
+{
+	struct stat st, st2;
+
+	sup_crit_input_done(in);
+	sup_crit_input_init(in);
+	if (!c || !c->path || c->check == POL_TASK_COMMAND)
+		return;
+	_cleanup_close_ int pfd = lookup(workspace_fd, c->path, &st);
+	if (pfd < 0) {
+		in->lookup_err = pfd;
+		return;
+	}
+	in->lookup_err = 0;
+	in->mode = st.st_mode;
+	in->size = st.st_size < 0 ? UINT64_MAX : (uint64_t)st.st_size;
+	/* Only a regular file within the cap is opened for reading; the judge says why not. */
+	if (!reads_content(c) || !S_ISREG(st.st_mode) || in->size > SUP_CRIT_MAX_FILE)
+		return;
+
+	/*
+	 * Re-opened from the O_PATH fd through /proc/self/fd, so that what was checked is what is
+	 * read. O_NONBLOCK keeps a file swapped for a FIFO meanwhile from blocking the open.
+	 */
+	char proc[64];
+	(void)snprintf(proc, sizeof(proc), "/proc/self/fd/%d", pfd);
+	_cleanup_close_ int fd = open(proc, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0) {
+		in->open_step = SUP_CRIT_OPEN_REOPEN;
+		in->open_err = -errno;
+		return;
+	}
+	/* A /proc of another pid namespace would hand us someone else's fd: check it is ours. */
+	if (fstat(fd, &st2) < 0) {
+		in->open_step = SUP_CRIT_OPEN_STAT;
+		in->open_err = -errno;
+		return;
+	}
+	if (st2.st_dev != st.st_dev || st2.st_ino != st.st_ino || !S_ISREG(st2.st_mode)) {
+		in->open_step = SUP_CRIT_OPEN_STALE;
+		in->open_err = -ESTALE;
+		return;
+	}
+	in->fd = TAKE_FD(fd);
+}
+
+/* ---- the workspace: what the judge makes of it ---- */
+
 static const char *kind_name(mode_t mode)
 {
 	if (S_ISREG(mode))
@@ -234,24 +320,6 @@ static const char *kind_name(mode_t mode)
 	if (S_ISBLK(mode))
 		return "a block device";
 	return "of an unknown type";
-}
-
-/*
- * Resolves path beneath the workspace to an O_PATH fd and fstat()s it. The last component is
- * not followed: a symlink there comes back as itself (S_ISLNK), which is how file_absent sees
- * a symlink, even a dangling one, as present, and why a FIFO or device is never opened for
- * I/O. Returns the fd (the caller owns it) with *out_st, or -errno: -EXDEV (escapes), -ELOOP
- * (a symlink in a parent), -ENOENT, -ENOTDIR (a parent is not a directory), -ENOSYS (no
- * openat2), or another error of openat2 or fstat.
- */
-static int lookup(int ws, const char *path, struct stat *out_st)
-{
-	_cleanup_close_ int fd = open_beneath(ws, path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return fd;
-	if (fstat(fd, out_st) < 0)
-		return -errno;
-	return TAKE_FD(fd);
 }
 
 /*
@@ -292,59 +360,49 @@ static void lookup_failed(struct sup_crit_result *out, const struct pol_task_cri
 }
 
 /*
- * Reads the regular file at c->path into a malloc()ed buffer with a NUL after its last byte
- * (the content may hold NULs too). Only a regular file is opened for reading, re-opened from
- * the O_PATH fd through /proc/self/fd so that what was checked is what is read, and checked to
- * be the same inode. Returns 0 with *out_buf (the caller frees it) and *out_len; or a
- * negative value with *out filled with the verdict (score 0 or error), *out_buf untouched.
+ * Reads the regular file the parent opened (in->fd) into a malloc()ed buffer with a NUL after
+ * its last byte (the content may hold NULs too), at most SUP_CRIT_MAX_FILE bytes. Uses read()
+ * on the fd it was given and nothing else, so that it works in the judge's filter. Returns 0
+ * with *out_buf (the caller frees it) and *out_len; or a negative value with *out filled with
+ * the verdict (score 0 or error), *out_buf untouched.
  */
-static int read_file(int ws, const struct pol_task_criterion *c, struct sup_crit_result *out,
-		     char **out_buf, size_t *out_len)
+static int read_file(const struct sup_crit_input *in, const struct pol_task_criterion *c,
+		     struct sup_crit_result *out, char **out_buf, size_t *out_len)
 {
-	struct stat st, st2;
-	_cleanup_close_ int pfd = lookup(ws, c->path, &st);
-	if (pfd < 0) {
-		lookup_failed(out, c, pfd);
-		return pfd;
+	if (in->lookup_err < 0) {
+		lookup_failed(out, c, in->lookup_err);
+		return in->lookup_err;
 	}
-	if (S_ISLNK(st.st_mode)) {
+	if (S_ISLNK(in->mode)) {
 		verdict(out, c, false, "path crosses a symlink");
 		return -ELOOP;
 	}
-	if (!S_ISREG(st.st_mode)) {
-		verdict(out, c, false, "is %s, not a regular file", kind_name(st.st_mode));
+	if (!S_ISREG(in->mode)) {
+		verdict(out, c, false, "is %s, not a regular file", kind_name(in->mode));
 		return -EINVAL;
 	}
-	if (st.st_size < 0 || (uint64_t)st.st_size > SUP_CRIT_MAX_FILE) {
+	if (in->size > SUP_CRIT_MAX_FILE) {
 		verdict(out, c, false, "larger than %u MiB", SUP_CRIT_MAX_FILE >> 20);
 		return -EFBIG;
 	}
-
-	char proc[64];
-	(void)snprintf(proc, sizeof(proc), "/proc/self/fd/%d", pfd);
-	_cleanup_close_ int fd = open(proc, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0) {
-		int r = -errno;
-		if (r == -EACCES || r == -EPERM)
+	if (in->fd < 0) {
+		int r = in->open_err < 0 ? in->open_err : -EBADF;
+		if (in->open_step == SUP_CRIT_OPEN_REOPEN && (r == -EACCES || r == -EPERM))
 			verdict(out, c, false, "cannot be read: %s", strerror(-r));
-		else
+		else if (in->open_step == SUP_CRIT_OPEN_REOPEN)
 			crit_error(out, "cannot be re-opened through /proc/self/fd: %s",
 				   strerror(-r));
+		else if (in->open_step == SUP_CRIT_OPEN_STAT)
+			crit_error(out, "cannot stat the re-opened file: %s", strerror(-r));
+		else if (in->open_step == SUP_CRIT_OPEN_STALE)
+			crit_error(out, "re-opening through /proc/self/fd gave another file");
+		else
+			crit_error(out, "the file was not opened for reading");
 		return r;
-	}
-	/* A /proc of another pid namespace would hand us someone else's fd: check it is ours. */
-	if (fstat(fd, &st2) < 0) {
-		int r = -errno;
-		crit_error(out, "cannot stat the re-opened file: %s", strerror(-r));
-		return r;
-	}
-	if (st2.st_dev != st.st_dev || st2.st_ino != st.st_ino || !S_ISREG(st2.st_mode)) {
-		crit_error(out, "re-opening through /proc/self/fd gave another file");
-		return -ESTALE;
 	}
 
 	/* File bytes, one more to see a file that grew past the cap, and the NUL. */
-	size_t alloc = (size_t)st.st_size + 2, got = 0;
+	size_t alloc = (size_t)in->size + 2, got = 0;
 	_cleanup_free_ char *buf = malloc(alloc);
 	if (!buf) {
 		crit_error(out, "out of memory");
@@ -367,7 +425,7 @@ static int read_file(int ws, const struct pol_task_criterion *c, struct sup_crit
 			buf = nb;
 			alloc = grow;
 		}
-		ssize_t n = read(fd, buf + got, alloc - 1 - got);
+		ssize_t n = read(in->fd, buf + got, alloc - 1 - got);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
@@ -385,19 +443,18 @@ static int read_file(int ws, const struct pol_task_criterion *c, struct sup_crit
 	return 0;
 }
 
-static void eval_exists(int ws, const struct pol_task_criterion *c, struct sup_crit_result *out)
+static void eval_exists(const struct sup_crit_input *in, const struct pol_task_criterion *c,
+			struct sup_crit_result *out)
 {
-	struct stat st;
-	_cleanup_close_ int fd = lookup(ws, c->path, &st);
-	if (fd < 0)
-		lookup_failed(out, c, fd);
-	else if (S_ISLNK(st.st_mode))
+	if (in->lookup_err < 0)
+		lookup_failed(out, c, in->lookup_err);
+	else if (S_ISLNK(in->mode))
 		verdict(out, c, false, "path crosses a symlink");
-	else if (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode))
-		verdict(out, c, true, "exists (%s)", kind_name(st.st_mode));
+	else if (S_ISREG(in->mode) || S_ISDIR(in->mode))
+		verdict(out, c, true, "exists (%s)", kind_name(in->mode));
 	else
 		verdict(out, c, false, "is %s, not a regular file or a directory",
-			kind_name(st.st_mode));
+			kind_name(in->mode));
 }
 
 /*
@@ -407,21 +464,21 @@ static void eval_exists(int ws, const struct pol_task_criterion *c, struct sup_c
  * (AT_SYMLINK_NOFOLLOW) in its parent would. An escape, or a symlink among the parents, scores
  * 0: absence beneath the workspace cannot be shown through either.
  */
-static void eval_absent(int ws, const struct pol_task_criterion *c, struct sup_crit_result *out)
+static void eval_absent(const struct sup_crit_input *in, const struct pol_task_criterion *c,
+			struct sup_crit_result *out)
 {
-	struct stat st;
-	_cleanup_close_ int fd = lookup(ws, c->path, &st);
-	if (fd == -ENOENT)
+	if (in->lookup_err == -ENOENT)
 		verdict(out, c, true, "absent");
-	else if (fd == -ENOTDIR)
+	else if (in->lookup_err == -ENOTDIR)
 		verdict(out, c, true, "absent (a parent is not a directory)");
-	else if (fd < 0)
-		lookup_failed(out, c, fd);
+	else if (in->lookup_err < 0)
+		lookup_failed(out, c, in->lookup_err);
 	else
-		verdict(out, c, false, "exists (%s)", kind_name(st.st_mode));
+		verdict(out, c, false, "exists (%s)", kind_name(in->mode));
 }
 
-static void eval_contains(int ws, const struct pol_task_criterion *c, struct sup_crit_result *out)
+static void eval_contains(const struct sup_crit_input *in, const struct pol_task_criterion *c,
+			  struct sup_crit_result *out)
 {
 	struct qbuf q;
 	_cleanup_free_ char *buf = NULL;
@@ -441,7 +498,7 @@ static void eval_contains(int ws, const struct pol_task_criterion *c, struct sup
 			crit_error(out, "file_contains has no strings");
 			return;
 		}
-	if (read_file(ws, c, out, &buf, &len) < 0)
+	if (read_file(in, c, out, &buf, &len) < 0)
 		return;
 	for (size_t i = 0; i < c->n_includes; i++) {
 		const char *s = c->includes[i];
@@ -461,7 +518,8 @@ static void eval_contains(int ws, const struct pol_task_criterion *c, struct sup
 		c->n_includes, c->n_excludes);
 }
 
-static void eval_matches(int ws, const struct pol_task_criterion *c, struct sup_crit_result *out)
+static void eval_matches(const struct sup_crit_input *in, const struct pol_task_criterion *c,
+			 struct sup_crit_result *out)
 {
 	struct qbuf q;
 	char why[256];
@@ -478,7 +536,7 @@ static void eval_matches(int ws, const struct pol_task_criterion *c, struct sup_
 		crit_error(out, "regex %s does not compile: %s", quote_str(&q, c->regex), why);
 		return;
 	}
-	if (read_file(ws, c, out, &buf, &len) < 0)
+	if (read_file(in, c, out, &buf, &len) < 0)
 		return;
 	r = regex_search(c->regex, buf, len, 0, why, sizeof(why));
 	if (r < 0)
@@ -814,14 +872,14 @@ void sup_crit_json_eval(const struct pol_task_criterion *c, const void *buf, siz
 
 /* ---- entry points ---- */
 
-void sup_crit_eval_static(int workspace_fd, const struct pol_task_criterion *c,
-			  struct sup_crit_result *out)
+void sup_crit_judge_static(const struct pol_task_criterion *c, const struct sup_crit_input *in,
+			   struct sup_crit_result *out)
 {
 	_cleanup_free_ char *buf = NULL;
 	size_t len = 0;
 
 	reset(out);
-	if (!c) {
+	if (!c || !in) {
 		crit_error(out, "no criterion");
 		goto done;
 	}
@@ -846,22 +904,22 @@ void sup_crit_eval_static(int workspace_fd, const struct pol_task_criterion *c,
 
 	switch (c->check) {
 	case POL_TASK_FILE_EXISTS:
-		eval_exists(workspace_fd, c, out);
+		eval_exists(in, c, out);
 		break;
 	case POL_TASK_FILE_ABSENT:
-		eval_absent(workspace_fd, c, out);
+		eval_absent(in, c, out);
 		break;
 	case POL_TASK_FILE_CONTAINS:
-		eval_contains(workspace_fd, c, out);
+		eval_contains(in, c, out);
 		break;
 	case POL_TASK_FILE_MATCHES:
-		eval_matches(workspace_fd, c, out);
+		eval_matches(in, c, out);
 		break;
 	case POL_TASK_JSON_EQUALS: {
 		const char *problem = json_config_problem(c);
 		if (problem)
 			crit_error(out, "%s", problem);
-		else if (read_file(workspace_fd, c, out, &buf, &len) == 0)
+		else if (read_file(in, c, out, &buf, &len) == 0)
 			json_judge(c, buf, len, out);
 		break;
 	}
@@ -876,6 +934,16 @@ void sup_crit_eval_static(int workspace_fd, const struct pol_task_criterion *c,
 	set_details(out, "%s: %s", quote_str(&q, c->path), tail);
 done:
 	sanitize(out);
+}
+
+void sup_crit_eval_static(int workspace_fd, const struct pol_task_criterion *c,
+			  struct sup_crit_result *out)
+{
+	struct sup_crit_input in;
+	sup_crit_input_init(&in);
+	sup_crit_open(workspace_fd, c, &in);
+	sup_crit_judge_static(c, &in, out);
+	sup_crit_input_done(&in);
 }
 
 void sup_crit_judge_command(const struct pol_task_criterion *c, const struct sup_crit_outcome *o,

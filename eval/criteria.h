@@ -2,11 +2,18 @@
 /*
  * criteria: what one evaluation criterion comes to (docs/eval.md, "Grading").
  *
- * The static checks (file_exists, file_absent, file_contains, file_matches, json_equals) read
- * the workspace from the supervisor, relative to an fd of the workspace, with
- * openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS): a path that escapes or crosses a symlink
- * scores 0 with the reason, only regular files are read (a FIFO or a device planted in the
- * workspace never blocks or triggers anything), and no more than SUP_CRIT_MAX_FILE bytes.
+ * The static checks (file_exists, file_absent, file_contains, file_matches, json_equals) come
+ * in two halves, so that what the agent wrote is never read by a privileged process:
+ *  - sup_crit_open(), in the supervisor: resolves the path relative to an fd of the
+ *    workspace with openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS), notes what is there and,
+ *    for the checks that read content, opens it for reading when it is a regular file of at
+ *    most SUP_CRIT_MAX_FILE bytes (a FIFO or a device planted in the workspace is never
+ *    opened for I/O). It reads no byte of any file.
+ *  - sup_crit_judge_static(), in the judge (eval/judge.c: a child with no capabilities, no
+ *    privilege it could regain, and a filter that leaves it read() on those fds and write()
+ *    on its pipe): reads the opened file, bounded, and decides. A path that escapes or
+ *    crosses a symlink scores 0 with the reason.
+ * sup_crit_eval_static() is both halves in one process (the unit tests and fuzz targets).
  * The workspace is untrusted input: whatever the agent left there.
  *
  * A command criterion runs in a sandbox (eval/eval.c); this module only judges its
@@ -17,6 +24,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "task.h"
 
@@ -39,12 +47,55 @@ struct sup_crit_result {
 	char details[512];     /* one line, printable: what was found, or why it scored 0 */
 };
 
+/* Where opening a file for reading failed, after its lookup succeeded. */
+enum sup_crit_open_step {
+	SUP_CRIT_OPEN_NONE = 0,  /* not attempted (not a content check, or nothing to read) */
+	SUP_CRIT_OPEN_REOPEN,    /* open() through /proc/self/fd */
+	SUP_CRIT_OPEN_STAT,      /* fstat() of what that gave */
+	SUP_CRIT_OPEN_STALE,     /* it gave another file */
+};
+
 /*
- * Judges a static criterion (every check but command) against the workspace (workspace_fd
- * borrowed: an O_PATH or O_RDONLY directory fd). Always fills *out; never fails: a file that
- * is missing, escapes, is a symlink, is not a regular file or is too large is a score of 0
- * with the reason in details; a pattern that does not compile is error = true, evaluated =
- * false. Calling it with a command criterion is error = true.
+ * What the supervisor found at a static criterion's path: everything the judge needs, and no
+ * byte of the file. Caller-owned storage: sup_crit_input_init(), then sup_crit_open(), then
+ * sup_crit_input_done() (which closes fd).
+ */
+struct sup_crit_input {
+	int lookup_err;       /* 0, or the -errno of resolving the path beneath the workspace */
+	mode_t mode;          /* with lookup_err 0: its type and mode (a symlink is S_IFLNK) */
+	uint64_t size;        /* with lookup_err 0: its size */
+	int fd;               /* content checks on a regular file within the cap: O_RDONLY, or -1 */
+	enum sup_crit_open_step open_step; /* with fd -1 after a try: where it failed */
+	int open_err;         /* -errno of that step */
+};
+
+void sup_crit_input_init(struct sup_crit_input *in);
+void sup_crit_input_done(struct sup_crit_input *in);
+
+/*
+ * The supervisor's half: resolves c->path beneath workspace_fd (borrowed: an O_PATH or
+ * O_RDONLY directory fd) without following any symlink, and for file_contains, file_matches
+ * and json_equals opens the file for reading when it is a regular file of at most
+ * SUP_CRIT_MAX_FILE bytes (re-opened from the O_PATH fd, checked to be the same inode). Fills
+ * *in (closing what it held first); every failure is recorded in it for the judge to turn
+ * into a verdict. Reads no file content. A command criterion, or none, leaves *in as
+ * sup_crit_input_init() made it.
+ */
+void sup_crit_open(int workspace_fd, const struct pol_task_criterion *c, struct sup_crit_input *in);
+
+/*
+ * The judge's half: judges a static criterion (every check but command) from what
+ * sup_crit_open() found (in borrowed; the only syscall it makes is read() on in->fd). Always
+ * fills *out; never fails: a file that is missing, escapes, is a symlink, is not a regular
+ * file or is too large is a score of 0 with the reason in details; a pattern that does not
+ * compile is error = true, evaluated = false. A command criterion is error = true.
+ */
+void sup_crit_judge_static(const struct pol_task_criterion *c, const struct sup_crit_input *in,
+			   struct sup_crit_result *out);
+
+/*
+ * Both halves in this process: sup_crit_open() then sup_crit_judge_static(), with the same
+ * contract. For tests and fuzzing; evaluations judge through eval/judge.c.
  */
 void sup_crit_eval_static(int workspace_fd, const struct pol_task_criterion *c,
 			  struct sup_crit_result *out);
