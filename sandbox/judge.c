@@ -1,0 +1,296 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The confinement of a child that reads hostile bytes for the supervisor (see judge.h).
+ *
+ * The order in sbx_judge_confine() has its reasons: fds are closed first, while nothing has
+ * been read; the id switch comes before the capability check (it is what empties the sets);
+ * the parent-death signal after the switch (a credential change clears it); the filter last,
+ * since prctl(), setrlimit() and close_range() are not in it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <linux/seccomp.h>
+#include <seccomp.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+#include "judge.h"
+#include "sandbox.h"
+
+DEFINE_CLEANUP(scmp_filter_ctx, seccomp_release)
+
+/* A build with AddressSanitizer (a test build): its runtime makes calls of its own. */
+#if defined(__SANITIZE_ADDRESS__)
+#define JUDGE_SANITIZER 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define JUDGE_SANITIZER 1
+#endif
+#endif
+#ifndef JUDGE_SANITIZER
+#define JUDGE_SANITIZER 0
+#endif
+
+/*
+ * What the judge needs, and nothing else: read() on the fds it was handed, write() on its
+ * answer fd (checked below), and what malloc needs for memory. fstat() takes only an fd.
+ *
+ * Knowingly excluded: open, openat, openat2 and every other call that names a path (the
+ * judge reads only what the parent opened), socket and every network call, fork, clone and
+ * execve, kill (a confined child signals no one), ioctl, mprotect (no page becomes
+ * executable), madvise, prctl, and everything else: the filter's default kills the process.
+ */
+static const char *const judge_allow[] = {
+	"read", "fstat", "munmap", "mremap", "brk", "exit", "exit_group",
+};
+
+/* What the AddressSanitizer runtime calls inside malloc and free; never in a normal build. */
+static const char *const judge_sanitizer_allow[] = {
+	"madvise", "sched_yield", "getpid", "gettid", "futex",
+};
+
+/* Narrows a libseccomp return code to 0, -ENOMEM or -EIO. */
+static int scmp_rc(int rc)
+{
+	if (rc >= 0)
+		return 0;
+	return rc == -ENOMEM ? -ENOMEM : -EIO;
+}
+
+static int allow_names(scmp_filter_ctx ctx, const char *const *names, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		int nr = seccomp_syscall_resolve_name(names[i]);
+		if (nr == __NR_SCMP_ERROR)
+			return -EIO; /* every name here exists on every architecture warden builds for */
+		int r = scmp_rc(seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0));
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* Reads exactly len bytes at offset 0 of fd into buf. Returns 0 or -EIO. */
+static int read_all(int fd, void *buf, size_t len)
+{
+	size_t done = 0;
+	while (done < len) {
+		ssize_t k = pread(fd, (char *)buf + done, len - done, (off_t)done);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return -EIO;
+		done += (size_t)k;
+	}
+	return 0;
+}
+
+/* libseccomp 2.5 exports BPF only to an fd: a private memfd, read back. */
+static int export_bpf(scmp_filter_ctx ctx, struct sbx_seccomp_prog *out)
+{
+	_cleanup_close_ int fd = memfd_create("warden-judge-seccomp", MFD_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOMEM ? -ENOMEM : -EIO;
+	int r = scmp_rc(seccomp_export_bpf(ctx, fd));
+	if (r < 0)
+		return r;
+	struct stat st;
+	if (fstat(fd, &st) < 0)
+		return -EIO;
+	if (st.st_size <= 0 || (uint64_t)st.st_size % sizeof(struct sock_filter) != 0 ||
+	    (uint64_t)st.st_size / sizeof(struct sock_filter) > BPF_MAXINSNS)
+		return -EIO;
+	size_t len = (size_t)st.st_size;
+	_cleanup_free_ struct sock_filter *insns = malloc(len);
+	if (!insns)
+		return -ENOMEM;
+	r = read_all(fd, insns, len);
+	if (r < 0)
+		return r;
+	out->insns = TAKE_PTR(insns);
+	out->n_insns = len / sizeof(struct sock_filter);
+	return 0;
+}
+
+int sbx_judge_filter_build(int out_fd, struct sbx_seccomp_prog *out)
+{
+	if (out_fd < 0 || !out)
+		return -EINVAL;
+	_cleanup_(seccomp_releasep) scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_KILL_PROCESS);
+	if (!ctx)
+		return -ENOMEM;
+	/* The native architecture only; any other syscall table kills (x32 included). */
+	int r = scmp_rc(seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS));
+	if (r >= 0)
+		r = allow_names(ctx, judge_allow, ELEMENTSOF(judge_allow));
+	if (r >= 0 && JUDGE_SANITIZER)
+		r = allow_names(ctx, judge_sanitizer_allow, ELEMENTSOF(judge_sanitizer_allow));
+	/* write() to the answer fd only: libseccomp compares all 64 bits of the argument. */
+	if (r >= 0)
+		r = scmp_rc(seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(write), 1,
+					     SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)out_fd)));
+	/* mmap() never maps anything executable (prot is an int: its low 32 bits). */
+	if (r >= 0)
+		r = scmp_rc(seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(mmap), 1,
+					     SCMP_A2_32(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0)));
+	if (r >= 0 && JUDGE_SANITIZER)
+		r = scmp_rc(seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(mprotect), 1,
+					     SCMP_A2_32(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0)));
+	if (r < 0)
+		return r;
+	return export_bpf(ctx, out);
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+	return (x > y) - (x < y);
+}
+
+/* Closes every fd but the n in keep (sorted here). Returns 0 or -errno. */
+static int close_others(int *keep, size_t n)
+{
+	qsort(keep, n, sizeof(*keep), cmp_int);
+	unsigned lo = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (fcntl(keep[i], F_GETFD) < 0)
+			return -EBADF; /* an fd to keep that is not open */
+		if ((unsigned)keep[i] > lo &&
+		    syscall(SYS_close_range, lo, (unsigned)keep[i] - 1, 0u) < 0)
+			return -errno;
+		lo = (unsigned)keep[i] + 1;
+	}
+	if (syscall(SYS_close_range, lo, ~0u, 0u) < 0)
+		return -errno;
+	return 0;
+}
+
+/* Lowers resource to at most v (soft and hard), never raising a lower hard limit. */
+static int lower_limit(int resource, rlim_t soft, rlim_t hard)
+{
+	struct rlimit cur;
+	if (getrlimit(resource, &cur) < 0)
+		return -errno;
+	struct rlimit want = {
+		.rlim_cur = soft < cur.rlim_max ? soft : cur.rlim_max,
+		.rlim_max = hard < cur.rlim_max ? hard : cur.rlim_max,
+	};
+	if (want.rlim_cur > want.rlim_max)
+		want.rlim_cur = want.rlim_max;
+	return setrlimit(resource, &want) < 0 ? -errno : 0;
+}
+
+/* The effective, permitted and inheritable sets, straight from the kernel. */
+static int cap_sets(uint64_t out[3])
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[2];
+	if (syscall(SYS_capget, &hdr, data) < 0)
+		return -errno;
+	out[0] = (uint64_t)data[1].effective << 32 | data[0].effective;
+	out[1] = (uint64_t)data[1].permitted << 32 | data[0].permitted;
+	out[2] = (uint64_t)data[1].inheritable << 32 | data[0].inheritable;
+	return 0;
+}
+
+/*
+ * Unprivileged mode: no id to switch to. Where the process holds CAP_SETPCAP (root of a user
+ * namespace) every set goes, the bounding set included, with securebits locked
+ * (sbx_drop_privileges); else the effective, permitted, inheritable and ambient sets are
+ * emptied, which lowering alone allows, and no_new_privs set.
+ */
+static int drop_unprivileged(void)
+{
+	uint64_t sets[3];
+	int r = cap_sets(sets);
+	if (r < 0)
+		return r;
+	if (sets[0] & (1ull << CAP_SETPCAP)) {
+		char step[64];
+		return sbx_drop_privileges(0, step, sizeof(step));
+	}
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
+		return -errno;
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct none[2];
+	memset(none, 0, sizeof(none));
+	if (syscall(SYS_capset, &hdr, none) < 0)
+		return -errno;
+	return sbx_drop_privileges_unprivileged();
+}
+
+/* Every set this process could empty reads back empty, ambient included. */
+static int check_no_caps(void)
+{
+	uint64_t sets[3];
+	int r = cap_sets(sets);
+	if (r < 0)
+		return r;
+	if (sets[0] || sets[1] || sets[2])
+		return -EPERM;
+	for (unsigned cap = 0; cap < 64; cap++) {
+		int a = prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_IS_SET, cap, 0, 0);
+		if (a < 0)
+			break; /* past the last capability this kernel knows */
+		if (a)
+			return -EPERM;
+	}
+	return prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) == 1 ? 0 : -EPERM;
+}
+
+int sbx_judge_confine(const struct sbx_judge_spec *spec, const struct sbx_seccomp_prog *prog)
+{
+	if (!spec || !prog || spec->out_fd < 0 || spec->n_read_fds >= SBX_JUDGE_MAX_FDS ||
+	    (spec->n_read_fds && !spec->read_fds))
+		return -EINVAL;
+	pid_t parent = getppid();
+
+	/* Only the fds the parent opened for this child stay; the rest of the supervisor's go. */
+	int keep[SBX_JUDGE_MAX_FDS];
+	size_t n = 0;
+	for (size_t i = 0; i < spec->n_read_fds; i++) {
+		if (spec->read_fds[i] < 0)
+			return -EBADF;
+		keep[n++] = spec->read_fds[i];
+	}
+	keep[n++] = spec->out_fd;
+	int r = close_others(keep, n);
+	if (r < 0)
+		return r;
+
+	/* The limits come before the id switch, which takes the right to raise them away too. */
+	r = lower_limit(RLIMIT_CPU, SBX_JUDGE_CPU_SECONDS, SBX_JUDGE_CPU_SECONDS + 1);
+	if (r >= 0)
+		r = lower_limit(RLIMIT_CORE, 0, 0);
+	if (r >= 0)
+		r = lower_limit(RLIMIT_NOFILE, (rlim_t)keep[n - 1] + 1, (rlim_t)keep[n - 1] + 1);
+	if (r < 0)
+		return r;
+
+	r = spec->privileged ? sbx_become_owner(spec->uid, spec->gid, 0) : drop_unprivileged();
+	if (r < 0)
+		return r;
+	r = check_no_caps();
+	if (r < 0)
+		return r;
+
+	/* Not dumpable, so that another process of the same id cannot ptrace or read it. */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+		return -errno;
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+		return -errno;
+	if (getppid() != parent)
+		return -ESRCH; /* the parent died before the signal was armed */
+
+	return sbx_seccomp_install(prog);
+}
