@@ -2,6 +2,7 @@
 /*
  * Shared helpers of the tests/priv suite; see harness.h.
  */
+#include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -15,7 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/magic.h>
+#include <netinet/in.h>
 #include <sys/mount.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
@@ -30,8 +33,6 @@
 
 /* After warden exits, how long leftover output may take to arrive. */
 #define DRAIN_GRACE_MS 500
-/* The largest record.json we read. */
-#define RECORD_MAX (1u << 20)
 /* The largest /proc/PID/cmdline we look at. */
 #define CMDLINE_MAX 65536
 
@@ -121,9 +122,11 @@ void th_require_privileged(void)
 	if (!th_userns_available(0, 0))
 		th_cannot_run("user namespaces are not available");
 	th_tmp_idmappable();
+	(void)th_warden();
+	(void)th_probe();
 }
 
-static uint64_t mono_ms(void)
+uint64_t th_now_ms(void)
 {
 	struct timespec ts;
 	(void)clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -225,12 +228,12 @@ static size_t read_upto(int fd, char *buf, size_t max)
 	return len;
 }
 
-static int copy_file(const char *src, const char *dst, mode_t mode, uid_t uid, gid_t gid)
+int th_copy_file(const char *src, const char *dst, mode_t mode, uid_t uid, gid_t gid)
 {
 	int in = open(src, O_RDONLY | O_CLOEXEC);
 	if (in < 0)
 		return -errno;
-	int out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+	int out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode);
 	if (out < 0) {
 		int e = errno;
 		(void)close(in);
@@ -309,7 +312,7 @@ int th_ws_new(struct th_ws *ws, uid_t uid, gid_t gid)
 		if (snprintf(probe, sizeof(probe), "%s/probe", ws->dir) >= (int)sizeof(probe))
 			r = -ENAMETOOLONG;
 		else
-			r = copy_file(th_probe(), probe, 0755, uid, gid);
+			r = th_copy_file(th_probe(), probe, 0755, uid, gid);
 	}
 	if (r < 0)
 		th_ws_remove(ws);
@@ -375,19 +378,25 @@ char *th_read_file(const char *path, size_t max, bool nofollow, size_t *out_len)
 	return buf;
 }
 
+/* got (freed here) is want; otherwise both are shown and the test fails: "<name> <what>". */
+static void expect_text(char *got, const char *want, const char *name, const char *what)
+{
+	if (strcmp(got, want) != 0) {
+		th_print_long(name, got);
+		th_print_long("expected", want);
+		free(got);
+		fail_msg("%s %s", name, what);
+	}
+	free(got);
+}
+
 void th_expect_file(const char *path, const char *text)
 {
 	/* A little more than text, so that a longer file shows as longer. */
 	char *got = th_read_file(path, strlen(text) + 4096, false, NULL);
 	if (!got)
 		fail_msg("open %s: %s", path, strerror(errno));
-	if (strcmp(got, text) != 0) {
-		th_print_long(path, got);
-		th_print_long("expected", text);
-		free(got);
-		fail_msg("%s does not hold the expected text", path);
-	}
-	free(got);
+	expect_text(got, text, path, "does not hold the expected text");
 }
 
 char *th_list_dir(const char *dir, size_t *out_n)
@@ -418,6 +427,52 @@ char *th_list_dir(const char *dir, size_t *out_n)
 	if (out_n)
 		*out_n = k;
 	return text;
+}
+
+void th_expect_names(const char *dir, const char *want)
+{
+	char *names = th_list_dir(dir, NULL);
+	if (!names)
+		fail_msg("list %s: %s", dir, strerror(errno));
+	expect_text(names, want, dir, "does not hold exactly the expected names");
+}
+
+int th_open_pty(int *out_master)
+{
+	int m = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (m < 0)
+		return -1;
+	char name[128];
+	int s = -1;
+	if (grantpt(m) == 0 && unlockpt(m) == 0 && ptsname_r(m, name, sizeof(name)) == 0)
+		s = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (s < 0) {
+		int e = errno;
+		(void)close(m);
+		errno = e;
+		return -1;
+	}
+	*out_master = m;
+	return s;
+}
+
+int th_host_socket(int type, char *out_port, size_t len)
+{
+	int fd = socket(AF_INET, type | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -errno;
+	struct sockaddr_in sa = { .sin_family = AF_INET,
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t sl = sizeof(sa);
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    getsockname(fd, (struct sockaddr *)&sa, &sl) < 0 ||
+	    (type == SOCK_STREAM && listen(fd, 8) < 0)) {
+		int e = errno;
+		(void)close(fd);
+		return -e;
+	}
+	(void)snprintf(out_port, len, "%u", (unsigned)ntohs(sa.sin_port));
+	return fd;
 }
 
 void th_ws_path(const struct th_ws *ws, const char *rel, char *out)
@@ -553,47 +608,53 @@ void th_policy(struct th_ws *ws, const char *yaml, char *out)
 		fail_msg("chown policy %s: %s", out, strerror(errno));
 }
 
-/* The argument vector of a run; strings are borrowed except the numbered options. */
-struct argv_buf {
-	const char *v[96];
-	size_t n;
-	char uid_opt[32], gid_opt[32];
-};
-
-static int argv_add(struct argv_buf *a, const char *s)
+/* Appends s to the NULL-terminated vector v of n (of at most max) entries. */
+static int vec_add(const char **v, size_t max, size_t *n, const char *s)
 {
-	if (a->n + 1 >= sizeof(a->v) / sizeof(a->v[0]))
+	if (*n + 1 >= max)
 		return -E2BIG;
-	a->v[a->n++] = s;
-	a->v[a->n] = NULL;
+	v[(*n)++] = s;
+	v[*n] = NULL;
 	return 0;
 }
 
-static int build_argv(const struct th_opts *o, const char *const *cmd, struct argv_buf *a)
+static int arg_add(struct th_exec *x, const char *s)
+{
+	return vec_add(x->argv, sizeof(x->argv) / sizeof(x->argv[0]), &x->argc, s);
+}
+
+static int env_add(struct th_exec *x, const char *s)
+{
+	return vec_add(x->envp, sizeof(x->envp) / sizeof(x->envp[0]), &x->envc, s);
+}
+
+static int build_argv(const struct th_opts *o, const char *const *cmd, struct th_exec *x)
 {
 	int r = 0;
-	a->n = 0;
+	for (size_t i = 0; o->prefix && o->prefix[i] && r >= 0; i++)
+		r = arg_add(x, o->prefix[i]);
 	if (o->direct) {
-		r = argv_add(a, strcmp(cmd[0], TH_PROBE) == 0 ? th_probe() : cmd[0]);
+		if (r >= 0)
+			r = arg_add(x, strcmp(cmd[0], TH_PROBE) == 0 ? th_probe() : cmd[0]);
 		for (size_t i = 1; cmd[i] && r >= 0; i++)
-			r = argv_add(a, cmd[i]);
+			r = arg_add(x, cmd[i]);
 		return r;
 	}
-	if (o->as_user) {
+	if (o->as_user && r >= 0) {
 		const char *setpriv = th_setpriv();
 		if (!setpriv)
 			return -ENOENT;
-		(void)snprintf(a->uid_opt, sizeof(a->uid_opt), "--reuid=%u", (unsigned)o->uid);
-		(void)snprintf(a->gid_opt, sizeof(a->gid_opt), "--regid=%u", (unsigned)o->gid);
-		const char *pre[] = { setpriv, a->uid_opt, a->gid_opt, "--clear-groups",
+		(void)snprintf(x->uid_opt, sizeof(x->uid_opt), "--reuid=%u", (unsigned)o->uid);
+		(void)snprintf(x->gid_opt, sizeof(x->gid_opt), "--regid=%u", (unsigned)o->gid);
+		const char *pre[] = { setpriv, x->uid_opt, x->gid_opt, "--clear-groups",
 				      "--inh-caps=-all", "--bounding-set=-all" };
 		for (size_t i = 0; i < sizeof(pre) / sizeof(pre[0]) && r >= 0; i++)
-			r = argv_add(a, pre[i]);
+			r = arg_add(x, pre[i]);
 	}
 	if (r >= 0)
-		r = argv_add(a, th_warden());
+		r = arg_add(x, th_warden());
 	if (r >= 0)
-		r = argv_add(a, o->subcommand ? o->subcommand : "run");
+		r = arg_add(x, o->subcommand ? o->subcommand : "run");
 	const char *opts[][2] = {
 		{ "--workspace", o->workspace },
 		{ "--policy", o->policy },
@@ -604,41 +665,45 @@ static int build_argv(const struct th_opts *o, const char *const *cmd, struct ar
 	for (size_t i = 0; i < sizeof(opts) / sizeof(opts[0]) && r >= 0; i++) {
 		if (!opts[i][1])
 			continue;
-		r = argv_add(a, opts[i][0]);
+		r = arg_add(x, opts[i][0]);
 		if (r >= 0)
-			r = argv_add(a, opts[i][1]);
+			r = arg_add(x, opts[i][1]);
 	}
 	if (r >= 0 && !o->subcommand)
-		r = argv_add(a, "--");
+		r = arg_add(x, "--");
 	for (size_t i = 0; cmd[i] && r >= 0; i++)
-		r = argv_add(a, cmd[i]);
+		r = arg_add(x, cmd[i]);
 	return r;
 }
 
-static int build_env(const struct th_opts *o, struct argv_buf *e)
+static int build_env(const struct th_opts *o, struct th_exec *x)
 {
-	e->n = 0;
-	int r = argv_add(e, base_path);
+	int r = env_add(x, base_path);
 	for (size_t i = 0; i < sizeof(passed_env) / sizeof(passed_env[0]) && r >= 0; i++) {
 		size_t len = strlen(passed_env[i]);
 		for (char **v = environ; *v && r >= 0; v++)
 			if (strncmp(*v, passed_env[i], len) == 0 && (*v)[len] == '=')
-				r = argv_add(e, *v);
+				r = env_add(x, *v);
 	}
 	for (size_t i = 0; o->env && o->env[i] && r >= 0; i++)
-		r = argv_add(e, o->env[i]);
+		r = env_add(x, o->env[i]);
 	return r;
+}
+
+int th_exec_build(const struct th_opts *o, const char *const *cmd, struct th_exec *x)
+{
+	memset(x, 0, sizeof(*x));
+	int r = build_argv(o, cmd, x);
+	return r < 0 ? r : build_env(o, x);
 }
 
 int th_spawn(const struct th_opts *o, const char *const *cmd, struct th_proc *p)
 {
-	struct argv_buf a, e;
+	struct th_exec x;
 	memset(p, 0, sizeof(*p));
 	p->pid = -1;
 	p->pidfd = p->fd[0] = p->fd[1] = -1;
-	int r = build_argv(o, cmd, &a);
-	if (r >= 0)
-		r = build_env(o, &e);
+	int r = th_exec_build(o, cmd, &x);
 	if (r < 0)
 		return r;
 	int out[2] = { -1, -1 }, err[2] = { -1, -1 };
@@ -653,7 +718,7 @@ int th_spawn(const struct th_opts *o, const char *const *cmd, struct th_proc *p)
 		goto fail;
 	}
 	p->buf[0][0] = p->buf[1][0] = '\0';
-	p->t0 = mono_ms();
+	p->t0 = th_now_ms();
 	p->deadline = p->t0 + (o->hard_timeout_ms ? o->hard_timeout_ms : TH_HARD_TIMEOUT_MS);
 
 	(void)fflush(stdout);
@@ -673,10 +738,10 @@ int th_spawn(const struct th_opts *o, const char *const *cmd, struct th_proc *p)
 		if (chdir(o->cwd ? o->cwd : "/") < 0)
 			_exit(121);
 		(void)snprintf(self, sizeof(self), "%d", (int)getpid());
-		for (size_t i = 0; i < a.n; i++)
-			if (strcmp(a.v[i], TH_WARDEN_PID) == 0)
-				a.v[i] = self;
-		execve(a.v[0], (char *const *)a.v, (char *const *)e.v);
+		for (size_t i = 0; i < x.argc; i++)
+			if (strcmp(x.argv[i], TH_WARDEN_PID) == 0)
+				x.argv[i] = self;
+		execve(x.argv[0], (char *const *)x.argv, (char *const *)x.envp);
 		_exit(122);
 	}
 	p->pid = pid;
@@ -750,7 +815,7 @@ static void reap(struct th_proc *p, int flags)
 	if (r == p->pid) {
 		p->exited = true;
 		p->status = status;
-		p->drain_deadline = mono_ms() + DRAIN_GRACE_MS;
+		p->drain_deadline = th_now_ms() + DRAIN_GRACE_MS;
 	}
 }
 
@@ -791,11 +856,11 @@ static bool run_over(const struct th_proc *p)
 
 bool th_wait_stdout(struct th_proc *p, const char *needle, unsigned ms)
 {
-	uint64_t end = mono_ms() + ms;
+	uint64_t end = th_now_ms() + ms;
 	for (;;) {
 		if (strstr(p->buf[0], needle))
 			return true;
-		uint64_t now = mono_ms();
+		uint64_t now = th_now_ms();
 		if (now >= end || run_over(p) || (p->exited && now >= p->drain_deadline))
 			return false;
 		pump(p, end - now);
@@ -806,7 +871,7 @@ void th_finish(struct th_proc *p, struct th_out *out)
 {
 	memset(out, 0, sizeof(*out));
 	for (;;) {
-		uint64_t now = mono_ms();
+		uint64_t now = th_now_ms();
 		if (run_over(p) || (p->exited && now >= p->drain_deadline))
 			break;
 		if (!p->exited && now >= p->deadline) {
@@ -821,7 +886,8 @@ void th_finish(struct th_proc *p, struct th_out *out)
 		}
 		pump(p, p->exited ? p->drain_deadline - now : p->deadline - now);
 	}
-	out->elapsed_ms = mono_ms() - p->t0;
+	out->elapsed_ms = th_now_ms() - p->t0;
+	out->pid = p->pid;
 	if (out->hard_timeout)
 		out->code = -1;
 	else if (WIFEXITED(p->status))
@@ -874,53 +940,82 @@ void th_print_long(const char *title, const char *text)
 
 void th_show(const struct th_out *out)
 {
-	print_error("exit %d after %llu ms%s\n", out->code, (unsigned long long)out->elapsed_ms,
+	th_show_named(NULL, out);
+}
+
+void th_show_named(const char *name, const struct th_out *out)
+{
+	print_error("%s%sexit %d after %llu ms%s\n", name ? name : "", name ? ": " : "",
+		    out->code, (unsigned long long)out->elapsed_ms,
 		    out->hard_timeout ? " (hard timeout)" : "");
 	th_print_long("stdout", out->out ? out->out : "");
 	th_print_long("stderr", out->err ? out->err : "");
+}
+
+void th_each_pid(void (*fn)(pid_t, void *), void *ctx)
+{
+	DIR *d = opendir("/proc");
+	if (!d)
+		fail_msg("opendir /proc: %s", strerror(errno));
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+		if (*end || end == de->d_name || pid <= 0)
+			continue;
+		fn((pid_t)pid, ctx);
+	}
+	(void)closedir(d);
+}
+
+/* What scan_procs looks for, and what it calls on each match. */
+struct proc_scan {
+	const char *marker, *argv0_suffix;
+	pid_t exclude;
+	void (*fn)(pid_t, void *);
+	void *ctx;
+	int count;
+};
+
+static void scan_one(pid_t pid, void *ctx)
+{
+	static char buf[CMDLINE_MAX + 1];
+	struct proc_scan *s = ctx;
+	if (pid == s->exclude)
+		return;
+	char path[64];
+	(void)snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	size_t len = read_upto(fd, buf, CMDLINE_MAX);
+	(void)close(fd);
+	if (len == 0)
+		return;
+	const char *argv0 = buf;
+	bool match = false;
+	for (size_t off = 0; off < len; off += strlen(buf + off) + 1)
+		if (strcmp(buf + off, s->marker) == 0)
+			match = true;
+	if (match && s->argv0_suffix) {
+		size_t a = strlen(argv0), n = strlen(s->argv0_suffix);
+		match = a >= n && strcmp(argv0 + a - n, s->argv0_suffix) == 0;
+	}
+	if (match) {
+		s->count++;
+		if (s->fn)
+			s->fn(pid, s->ctx);
+	}
 }
 
 /* Calls fn(pid, ctx) for every host process matching as th_count_procs describes. */
 static int scan_procs(const char *marker, const char *argv0_suffix, pid_t exclude,
 		      void (*fn)(pid_t, void *), void *ctx)
 {
-	DIR *d = opendir("/proc");
-	if (!d)
-		fail_msg("opendir /proc: %s", strerror(errno));
-	static char buf[CMDLINE_MAX + 1];
-	int count = 0;
-	struct dirent *de;
-	while ((de = readdir(d))) {
-		char *end;
-		long pid = strtol(de->d_name, &end, 10);
-		if (*end || end == de->d_name || pid <= 0 || pid == exclude)
-			continue;
-		char path[64];
-		(void)snprintf(path, sizeof(path), "/proc/%ld/cmdline", pid);
-		int fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		size_t len = read_upto(fd, buf, CMDLINE_MAX);
-		(void)close(fd);
-		if (len == 0)
-			continue;
-		const char *argv0 = buf;
-		bool match = false;
-		for (size_t off = 0; off < len; off += strlen(buf + off) + 1)
-			if (strcmp(buf + off, marker) == 0)
-				match = true;
-		if (match && argv0_suffix) {
-			size_t a = strlen(argv0), s = strlen(argv0_suffix);
-			match = a >= s && strcmp(argv0 + a - s, argv0_suffix) == 0;
-		}
-		if (match) {
-			count++;
-			if (fn)
-				fn((pid_t)pid, ctx);
-		}
-	}
-	(void)closedir(d);
-	return count;
+	struct proc_scan s = { .marker = marker, .argv0_suffix = argv0_suffix, .exclude = exclude,
+			       .fn = fn, .ctx = ctx };
+	th_each_pid(scan_one, &s);
+	return s.count;
 }
 
 int th_count_procs(const char *marker, const char *argv0_suffix, pid_t exclude)
@@ -986,7 +1081,7 @@ cJSON *th_record_load(const char *dir)
 	char path[PATH_MAX];
 	(void)snprintf(path, sizeof(path), "%s/record.json", dir);
 	size_t len = 0;
-	char *buf = th_read_file(path, RECORD_MAX, true, &len);
+	char *buf = th_read_file(path, TH_RECORD_MAX, true, &len);
 	if (!buf)
 		fail_msg("open %s: %s", path, strerror(errno));
 	cJSON *root = cJSON_ParseWithLength(buf, len);

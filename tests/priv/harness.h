@@ -29,6 +29,12 @@
 #define TH_HARD_TIMEOUT_MS 30000u
 /* A capability set with nothing in it, as /proc/PID/status and the run record print it. */
 #define TH_ZERO_CAPS "0000000000000000"
+/* The largest record.json the tests read. */
+#define TH_RECORD_MAX (1u << 20)
+/* Where privileged mode allocates host ids from (policy/default.yaml, user.host_ids). */
+#define TH_HOST_ID_BASE 2000000000u
+/* The lock files of the host ids in use, one per id, named by it. */
+#define TH_IDS_DIR "/run/warden/ids"
 
 /* A NULL-terminated command, e.g. TH_CMD(TH_PROBE, "exit", "3"). */
 #define TH_CMD(...) ((const char *const[]){ __VA_ARGS__, NULL })
@@ -48,9 +54,13 @@ __attribute__((noreturn, format(printf, 1, 2))) void th_cannot_run(const char *f
 
 /*
  * Ends the program through th_cannot_run unless warden can run in privileged mode here: full
- * privilege (th_fully_privileged) and user namespaces for uid 0.
+ * privilege (th_fully_privileged) and user namespaces for uid 0. Then $WARDEN and $PROBE must
+ * be set (th_warden, th_probe).
  */
 void th_require_privileged(void);
+
+/* Milliseconds of the monotonic clock. */
+uint64_t th_now_ms(void);
 
 /*
  * True when this process holds full privilege: uid 0 with CAP_SYS_ADMIN in the initial user
@@ -93,6 +103,12 @@ void th_ws_remove(struct th_ws *ws);
 /* Removes path recursively, without following symlinks or crossing mounts; "" is ignored. */
 void th_rm_rf(const char *path);
 
+/*
+ * Copies src to dst, which must not exist yet (not even as a symlink), then gives dst mode and
+ * uid:gid. Returns 0 or -errno; a failed copy may leave dst behind.
+ */
+int th_copy_file(const char *src, const char *dst, mode_t mode, uid_t uid, gid_t gid);
+
 /* A fresh, unused path "<aux>/<stem>-N" in out (PATH_MAX bytes). */
 void th_aux_path(struct th_ws *ws, const char *stem, char *out);
 
@@ -121,6 +137,22 @@ void th_expect_file(const char *path, const char *text);
  * Caller frees.
  */
 char *th_list_dir(const char *dir, size_t *out_n);
+
+/* The names in dir (th_list_dir) are exactly want; otherwise both are shown and the test fails. */
+void th_expect_names(const char *dir, const char *want);
+
+/*
+ * Opens a pseudo-terminal pair. Returns the slave's descriptor and puts the master's in
+ * *out_master (both close-on-exec; the caller closes them); -1 with errno set on failure.
+ */
+int th_open_pty(int *out_master);
+
+/*
+ * A socket of type (SOCK_STREAM, listening, or SOCK_DGRAM) bound to a free port of the host's
+ * 127.0.0.1, non-blocking and close-on-exec; the port goes to out_port in decimal (len bytes).
+ * Returns the descriptor (the caller closes it) or -errno.
+ */
+int th_host_socket(int type, char *out_port, size_t len);
 
 /* ws->dir + "/" + rel into out (PATH_MAX bytes); truncation fails the test. */
 void th_ws_path(const struct th_ws *ws, const char *rel, char *out);
@@ -186,13 +218,32 @@ struct th_opts {
 	const char *subcommand;      /* NULL: "run"; else e.g. "audit": warden SUB [options] cmd...
 					(the cmd words are plain arguments, no "--") */
 	unsigned hard_timeout_ms;    /* 0: TH_HARD_TIMEOUT_MS */
+	const char *const *prefix;   /* NULL-terminated words run in front of the rest (valgrind
+					and its options, a measuring helper); NULL: none */
 };
+
+/* What th_spawn executes: strings are borrowed (options, command, environ) but the ids. */
+struct th_exec {
+	const char *argv[96];
+	size_t argc;
+	const char *envp[24];
+	size_t envc;
+	char uid_opt[32], gid_opt[32];
+};
+
+/*
+ * Builds into x (NULL-terminated argv and envp) what th_spawn runs for o and cmd, before
+ * TH_WARDEN_PID is replaced. Returns 0, -E2BIG when it does not fit, or -ENOENT when
+ * o->as_user and there is no setpriv; x is then unusable.
+ */
+int th_exec_build(const struct th_opts *o, const char *const *cmd, struct th_exec *x);
 
 /* A finished run. */
 struct th_out {
 	int code;                    /* exit status; 128+N for signal N; -1 after a hard timeout */
 	bool hard_timeout;           /* the run was SIGKILLed at the hard timeout */
 	uint64_t elapsed_ms;
+	pid_t pid;                   /* the process th_spawn started (warden, or cmd with direct) */
 	char *out, *err;             /* NUL-terminated captures (at most TH_CAPTURE_MAX bytes) */
 	size_t out_len, err_len;
 };
@@ -210,10 +261,11 @@ struct th_proc {
 };
 
 /*
- * Starts `warden run [options] -- cmd...` (or, with o->direct, cmd itself) in its own process
- * group, stdin /dev/null unless o->stdin_fd is set, stdout and stderr captured, and the
- * environment PATH=..., any *SAN_OPTIONS of this process, and o->env. An argument equal to
- * TH_WARDEN_PID becomes the child's pid. Returns 0 or -errno; p is then unusable.
+ * Starts `warden run [options] -- cmd...` (or, with o->direct, cmd itself), after o->prefix,
+ * in its own process group, stdin /dev/null unless o->stdin_fd is set, stdout and stderr
+ * captured, and the environment PATH=..., any *SAN_OPTIONS and XDG_STATE_HOME of this process,
+ * and o->env (th_exec_build). An argument equal to TH_WARDEN_PID becomes the child's pid.
+ * Returns 0 or -errno; p is then unusable.
  */
 int th_spawn(const struct th_opts *o, const char *const *cmd, struct th_proc *p);
 
@@ -238,6 +290,12 @@ void th_print_long(const char *title, const char *text);
 
 /* Prints a finished run (exit code, time, stdout, stderr), for a failure's context. */
 void th_show(const struct th_out *out);
+
+/* th_show with the run's name ("run B") in front. */
+void th_show_named(const char *name, const struct th_out *out);
+
+/* Calls fn(pid, ctx) for every process in /proc; fails the test when /proc cannot be listed. */
+void th_each_pid(void (*fn)(pid_t, void *), void *ctx);
 
 /*
  * Counts host processes whose command line has an argument equal to marker and, when

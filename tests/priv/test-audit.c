@@ -206,8 +206,6 @@ static void test_audit_workspace_anywhere(void **state)
 int main(void)
 {
 	th_require_privileged();
-	(void)th_warden();
-	(void)th_probe();
 
 	const struct CMUnitTest tests[] = {
 		T(test_audit_default),

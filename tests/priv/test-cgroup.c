@@ -515,8 +515,6 @@ static void test_doctor_propagation(void **state)
 int main(void)
 {
 	th_require_privileged();
-	(void)th_warden();
-	(void)th_probe();
 
 	const struct CMUnitTest tests[] = {
 		T(test_placement_outside),

@@ -278,8 +278,6 @@ static void test_doctor_overlay(void **state)
 int main(void)
 {
 	th_require_privileged();
-	(void)th_warden();
-	(void)th_probe();
 	/* Everything below happens in a mount namespace of this program's own. */
 	if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
 		th_cannot_run("a private mount namespace: %s", strerror(errno));

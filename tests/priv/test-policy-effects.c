@@ -919,8 +919,6 @@ static void test_unsafe_bind_host_root(void **state)
 int main(void)
 {
 	th_require_privileged();
-	(void)th_warden();
-	(void)th_probe();
 
 	const struct CMUnitTest tests[] = {
 		T(test_extends_relative),

@@ -10,13 +10,11 @@
  * warden in privileged mode); otherwise the program exits 77, or fails under
  * SBX_TEST_MUST_WORK=1.
  */
-#include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/magic.h>
 #include <net/if.h>
-#include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,9 +33,6 @@
 #include <cmocka.h>
 
 #include "harness.h"
-
-/* Where privileged mode allocates host ids from (policy/default.yaml, user.host_ids). */
-#define HOST_ID_BASE 2000000000.0
 
 /* One test's fixture: the harness's (first, see struct th_fx), and host files to remove. */
 struct run_fx {
@@ -73,20 +68,6 @@ static void expect_write_refused(struct th_fx *f, const char *const *cmd)
 	th_fx_expect_write_refused(f);
 }
 
-/* The names in dir (th_list_dir: sorted, one per line) are exactly want. */
-static void expect_names(const char *dir, const char *want)
-{
-	char *names = th_list_dir(dir, NULL);
-	if (!names)
-		fail_msg("list %s: %s", dir, strerror(errno));
-	if (strcmp(names, want) != 0) {
-		print_error("--- %s ---\n%s---\n", dir, names);
-		free(names);
-		fail_msg("%s does not hold exactly the expected names", dir);
-	}
-	free(names);
-}
-
 /* ---------------------------------------------------------------------------------------- */
 /* Identity                                                                                 */
 
@@ -108,8 +89,8 @@ static void test_identity_record(void **state)
 	assert_string_equal(th_json_str(r, "sandbox.mode"), "privileged");
 	double host_uid = th_json_num(r, "sandbox.host_uid");
 	double host_gid = th_json_num(r, "sandbox.host_gid");
-	assert_true(host_uid >= HOST_ID_BASE);
-	assert_true(host_gid >= HOST_ID_BASE);
+	assert_true(host_uid >= TH_HOST_ID_BASE);
+	assert_true(host_gid >= TH_HOST_ID_BASE);
 
 	assert_true(th_json_bool(r, "identity.checked"));
 	assert_true(th_json_bool(r, "identity.held"));
@@ -493,26 +474,11 @@ static void test_no_placeholder_left(void **state)
 	/* .git, HEAD (with no .git, the workspace must not become a bare repository) and the
 	 * 29 entries of the default protect list */
 	assert_int_equal((int)th_json_num(f->record, "sandbox.placeholders"), 31);
-	expect_names(f->ws.dir, "probe\n");
+	th_expect_names(f->ws.dir, "probe\n");
 }
 
 /* ---------------------------------------------------------------------------------------- */
 /* Network                                                                                  */
-
-static int host_socket(int type, uint16_t *out_port)
-{
-	int fd = socket(AF_INET, type | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	assert_true(fd >= 0);
-	struct sockaddr_in sa = { .sin_family = AF_INET,
-				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-	socklen_t len = sizeof(sa);
-	assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
-	if (type == SOCK_STREAM)
-		assert_int_equal(listen(fd, 8), 0);
-	*out_port = ntohs(sa.sin_port);
-	return fd;
-}
 
 /*
  * Has the probe send to a host socket of type on 127.0.0.1 (`probe VERB 127.0.0.1 PORT`) and
@@ -521,10 +487,9 @@ static int host_socket(int type, uint16_t *out_port)
 static void expect_host_socket_unreached(struct th_fx *f, int type, const char *verb, int code,
 					 const char *out)
 {
-	uint16_t port;
-	int fd = host_socket(type, &port);
 	char ps[8], buf[16];
-	(void)snprintf(ps, sizeof(ps), "%u", port);
+	int fd = th_host_socket(type, ps, sizeof(ps));
+	assert_true(fd >= 0);
 	th_fx_run(f, NULL, TH_CMD(TH_PROBE, verb, "127.0.0.1", ps));
 	ssize_t got = type == SOCK_STREAM ? accept(fd, NULL, NULL) :
 					    recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
@@ -612,30 +577,11 @@ static void test_forbidden_syscall(void **state)
 	probe_expect(f, TH_CMD(TH_PROBE, "syscall", c->name), 1, c->expect);
 }
 
-static int open_pty(int *out_master)
-{
-	int m = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
-	if (m < 0)
-		return -1;
-	char name[128];
-	if (grantpt(m) < 0 || unlockpt(m) < 0 || ptsname_r(m, name, sizeof(name)) != 0) {
-		(void)close(m);
-		return -1;
-	}
-	int s = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC);
-	if (s < 0) {
-		(void)close(m);
-		return -1;
-	}
-	*out_master = m;
-	return s;
-}
-
 static void test_tiocsti_pty(void **state)
 {
 	struct th_fx *f = *state;
 	int master = -1;
-	int slave = open_pty(&master);
+	int slave = th_open_pty(&master);
 	if (slave < 0) {
 		print_message("no pty available: %s\n", strerror(errno));
 		skip();
@@ -948,7 +894,7 @@ static void test_record_valid(void **state)
 {
 	struct th_fx *f = *state;
 	th_fx_record_expect(f, NULL, TH_CMD(TH_PROBE, "exit", "3"), 3, "");
-	expect_names(f->record_dir, "record.json\n");
+	th_expect_names(f->record_dir, "record.json\n");
 	const cJSON *r = f->record;
 
 	assert_int_equal((int)th_json_num(r, "schema_version"), 1);
@@ -983,7 +929,7 @@ static void test_record_valid(void **state)
 	assert_int_equal((int)th_json_num(r, "resources.pids_limit_hits"), 0);
 
 	assert_string_equal(th_json_str(r, "sandbox.mode"), "privileged");
-	assert_true(th_json_num(r, "sandbox.host_uid") >= HOST_ID_BASE);
+	assert_true(th_json_num(r, "sandbox.host_uid") >= TH_HOST_ID_BASE);
 	int cgv = (int)th_json_num(r, "sandbox.cgroup_version");
 	assert_true(cgv == 1 || cgv == 2);
 	assert_true(th_json_bool(r, "sandbox.cgroup_emptied"));
@@ -1016,7 +962,7 @@ static void test_record_symlink_dir_refused(void **state)
 	assert_int_equal(mkdir(target, 0755), 0);
 	assert_int_equal(symlink(target, link), 0);
 	expect_record_refused(f, link);
-	expect_names(target, "");
+	th_expect_names(target, "");
 	ssize_t n = readlink(link, back, sizeof(back) - 1);
 	assert_true(n > 0);
 	back[n] = '\0';
@@ -1051,7 +997,7 @@ static void test_record_symlink_file_refused(void **state)
 	struct stat st;
 	assert_int_equal(lstat(link, &st), 0);
 	assert_true(S_ISLNK(st.st_mode));
-	expect_names(dir, "record.json\n");
+	th_expect_names(dir, "record.json\n");
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -1306,13 +1252,11 @@ static void test_net_loopback_works(void **state)
 /* ---------------------------------------------------------------------------------------- */
 /* Concurrent sandboxes: one host id each, held by a lock file                              */
 
-#define HOST_ID_LOCK_DIR "/run/warden/ids"
-
 /* 1 when the lock file of id exists and is locked by someone else, 0 when absent, -1 else. */
 static int id_lock_state(unsigned id)
 {
 	char p[PATH_MAX];
-	th_pathf(p, "%s/%u", HOST_ID_LOCK_DIR, id);
+	th_pathf(p, "%s/%u", TH_IDS_DIR, id);
 	int fd = open(p, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return errno == ENOENT ? 0 : -1;
@@ -1378,7 +1322,7 @@ static void test_concurrent_host_ids(void **state)
 		rec_uid[i] = th_json_num(r, "sandbox.host_uid");
 		assert_true(th_json_num(r, "sandbox.host_gid") == rec_uid[i]);
 		cJSON_Delete(r);
-		assert_true(rec_uid[i] >= HOST_ID_BASE);
+		assert_true(rec_uid[i] >= TH_HOST_ID_BASE);
 	}
 	assert_true(rec_uid[0] != rec_uid[1]);
 	/* The host uids seen on the probes are the recorded ones (in either order). */
@@ -1516,7 +1460,7 @@ static void test_stale_placeholders_collected(void **state)
 	}
 
 	probe_expect(f, TH_CMD(TH_PROBE, "exit", "0"), 0, "");
-	expect_names(f->ws.dir, "probe\n");
+	th_expect_names(f->ws.dir, "probe\n");
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -1562,8 +1506,6 @@ static void test_stdin_passes_through(void **state)
 int main(void)
 {
 	th_require_privileged();
-	(void)th_warden();
-	(void)th_probe();
 
 	const struct CMUnitTest tests[] = {
 		T(test_identity_status),

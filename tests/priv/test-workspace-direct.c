@@ -751,8 +751,6 @@ static void test_host_git_during_run(void **state)
 int main(void)
 {
 	th_require_privileged();
-	(void)th_warden();
-	(void)th_probe();
 	if (!th_git())
 		th_cannot_run("needs git on the host");
 

@@ -340,8 +340,6 @@ static void test_anywhere_allows(void **state)
 int main(void)
 {
 	th_require_privileged();
-	(void)th_warden();
-	(void)th_probe();
 
 	const struct CMUnitTest tests[] = {
 		TREE("root", "/", "workspace '/' is the host's root directory"),

@@ -926,8 +926,6 @@ static void test_diff_text_hunk(void **state)
 int main(void)
 {
 	th_require_privileged();
-	(void)th_warden();
-	(void)th_probe();
 	if (!th_git())
 		th_cannot_run("needs git on the host");
 
