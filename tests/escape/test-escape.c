@@ -20,11 +20,9 @@
  * warden in privileged mode) and user namespaces; otherwise the program exits 77, or fails
  * under SBX_TEST_MUST_WORK=1.
  */
-#include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -44,7 +42,6 @@
 
 #include "harness.h"
 
-#define ZERO_CAPS "0000000000000000"
 /* The workspace owner of the set-uid attack: not root, so that root stays unmapped inside. */
 #define WS_OWNER 4242u
 /* How long the host listens for a datagram from the sandbox. */
@@ -53,11 +50,11 @@
 
 enum verdict { V_PENDING, V_BLOCKED, V_ESCAPED, V_UNEXPECTED };
 
-struct fx;
+struct esc_fx;
 
 struct attack {
 	const char *name;                /* the table's row and the cmocka test */
-	void (*run)(struct fx *f);       /* NULL: att_generic */
+	void (*run)(struct esc_fx *f);   /* NULL: att_generic */
 	const char *const *cmd;          /* att_generic: the command */
 	const char *want[3];             /* att_generic: stdout of a blocked outcome (any one) */
 	int code;                        /* att_generic: warden's exit code with it */
@@ -75,15 +72,16 @@ struct row {
 	char evidence[EVIDENCE_MAX];
 };
 
-/* One test's fixture: a fresh workspace, the last run, and what to clean up. */
-struct fx {
-	struct th_ws ws;
+/*
+ * One test's fixture: the harness's first (see struct th_fx: the workspace, the last run, its
+ * record, the marker of host processes killed at teardown), then the attack's row and what
+ * else to clean up.
+ */
+struct esc_fx {
+	struct th_fx fx;
 	const struct attack *a;
 	struct row *row;
-	struct th_out out;
-	cJSON *record;
 	char policy[PATH_MAX];           /* the policy file, once written */
-	char marker[96];                 /* host processes tagged with this die at teardown */
 	char host_files[2][PATH_MAX];    /* host files removed at teardown */
 	int fds[4];                      /* descriptors closed at teardown */
 	struct th_proc bg;               /* a host process started by the test */
@@ -103,23 +101,17 @@ static void on_usr1(int sig)
 
 static int fx_setup(void **state)
 {
-	struct fx *f = calloc(1, sizeof(*f));
-	if (!f)
+	struct row *row = *state;
+	row->v = V_PENDING;
+	(void)snprintf(row->evidence, sizeof(row->evidence), "setup failed");
+	if (th_fx_setup(state, sizeof(struct esc_fx), 0, 0) < 0)
 		return -1;
-	f->row = *state;
-	f->a = f->row->a;
-	f->row->v = V_PENDING;
-	(void)snprintf(f->row->evidence, sizeof(f->row->evidence), "setup failed");
+	struct esc_fx *f = *state;
+	f->row = row;
+	f->a = row->a;
 	for (size_t i = 0; i < sizeof(f->fds) / sizeof(f->fds[0]); i++)
 		f->fds[i] = -1;
-	int r = th_ws_new(&f->ws, 0, 0);
-	if (r < 0) {
-		print_error("create a workspace: %s\n", strerror(-r));
-		free(f);
-		return -1;
-	}
-	(void)snprintf(f->row->evidence, sizeof(f->row->evidence), "the test did not finish");
-	*state = f;
+	(void)snprintf(row->evidence, sizeof(row->evidence), "the test did not finish");
 	return 0;
 }
 
@@ -144,15 +136,15 @@ static void compact(const char *in, char *out, size_t len)
 
 static int fx_teardown(void **state)
 {
-	struct fx *f = *state;
+	struct esc_fx *f = *state;
 	if (f->row->v == V_PENDING) {
 		char out[200], err[200];
-		compact(f->out.out ? f->out.out : "", out, sizeof(out));
-		compact(f->out.err ? f->out.err : "", err, sizeof(err));
+		compact(f->fx.out.out ? f->fx.out.out : "", out, sizeof(out));
+		compact(f->fx.out.err ? f->fx.out.err : "", err, sizeof(err));
 		f->row->v = V_UNEXPECTED;
 		(void)snprintf(f->row->evidence, sizeof(f->row->evidence),
-			       "aborted; last run: exit %d, stdout '%s', stderr '%s'", f->out.code,
-			       out, err);
+			       "aborted; last run: exit %d, stdout '%s', stderr '%s'",
+			       f->fx.out.code, out, err);
 	}
 	if (f->bg_running) {
 		struct th_out o;
@@ -160,22 +152,17 @@ static int fx_teardown(void **state)
 		th_finish(&f->bg, &o);
 		th_out_done(&o);
 	}
-	if (f->marker[0])
-		th_kill_procs(f->marker, 0);
 	for (size_t i = 0; i < sizeof(f->host_files) / sizeof(f->host_files[0]); i++)
 		if (f->host_files[i][0])
 			(void)unlink(f->host_files[i]);
 	for (size_t i = 0; i < sizeof(f->fds) / sizeof(f->fds[0]); i++)
 		if (f->fds[i] >= 0)
 			(void)close(f->fds[i]);
-	th_out_done(&f->out);
-	cJSON_Delete(f->record);
-	th_ws_remove(&f->ws);
-	free(f);
+	th_fx_free(&f->fx);
 	return 0;
 }
 
-static void keep_fd(struct fx *f, int fd)
+static void keep_fd(struct esc_fx *f, int fd)
 {
 	for (size_t i = 0; i < sizeof(f->fds) / sizeof(f->fds[0]); i++)
 		if (f->fds[i] < 0) {
@@ -183,13 +170,6 @@ static void keep_fd(struct fx *f, int fd)
 			return;
 		}
 	fail_msg("too many descriptors kept");
-}
-
-static void show(const struct fx *f)
-{
-	print_error("warden exit %d after %llu ms\n--- stdout ---\n%s--- stderr ---\n%s---\n",
-		    f->out.code, (unsigned long long)f->out.elapsed_ms,
-		    f->out.out ? f->out.out : "", f->out.err ? f->out.err : "");
 }
 
 static const char *verdict_name(enum verdict v)
@@ -207,7 +187,7 @@ static const char *verdict_name(enum verdict v)
 }
 
 /* Records the row; anything but V_BLOCKED fails the test here. */
-__attribute__((format(printf, 3, 4))) static void conclude(struct fx *f, enum verdict v,
+__attribute__((format(printf, 3, 4))) static void conclude(struct esc_fx *f, enum verdict v,
 							   const char *fmt, ...)
 {
 	va_list ap;
@@ -216,40 +196,33 @@ __attribute__((format(printf, 3, 4))) static void conclude(struct fx *f, enum ve
 	va_end(ap);
 	f->row->v = v;
 	if (v != V_BLOCKED) {
-		show(f);
+		th_show(&f->fx.out);
 		fail_msg("%s: %s: %s", f->a->name, verdict_name(v), f->row->evidence);
 	}
 }
 
 /* The options of a sandboxed run: the fixture's workspace and the attack's policy, if any. */
-static struct th_opts opts(struct fx *f)
+static struct th_opts opts(struct esc_fx *f)
 {
 	if (f->a->policy && !f->policy[0])
-		th_policy(&f->ws, f->a->policy, f->policy);
-	return (struct th_opts){ .workspace = f->ws.dir,
-				 .policy = f->policy[0] ? f->policy : NULL };
-}
-
-static void run_with(struct fx *f, const struct th_opts *o, const char *const *cmd)
-{
-	th_out_done(&f->out);
-	th_run(o, cmd, &f->out);
+		th_policy(&f->fx.ws, f->a->policy, f->policy);
+	return th_fx_opts(&f->fx, f->policy[0] ? f->policy : NULL);
 }
 
 /* Runs cmd in the sandbox; a run whose command never ran is UNEXPECTED. */
-static void run(struct fx *f, const struct th_opts *o, const char *const *cmd)
+static void run(struct esc_fx *f, const struct th_opts *o, const char *const *cmd)
 {
-	run_with(f, o, cmd);
-	const int c = f->out.code;
-	if (f->out.hard_timeout || c == 123 || c == 125 || c == 126 || c == 127) {
+	th_fx_run(&f->fx, o, cmd);
+	const int c = f->fx.out.code;
+	if (f->fx.out.hard_timeout || c == 123 || c == 125 || c == 126 || c == 127) {
 		char err[256];
-		compact(f->out.err, err, sizeof(err));
+		compact(f->fx.out.err, err, sizeof(err));
 		conclude(f, V_UNEXPECTED, "the command did not run: warden exit %d%s: %s", c,
-			 f->out.hard_timeout ? " (hard timeout)" : "", err);
+			 f->fx.out.hard_timeout ? " (hard timeout)" : "", err);
 	}
 }
 
-static void run_default(struct fx *f, const char *const *cmd)
+static void run_default(struct esc_fx *f, const char *const *cmd)
 {
 	struct th_opts o = opts(f);
 	run(f, &o, cmd);
@@ -260,17 +233,17 @@ static void run_default(struct fx *f, const char *const *cmd)
  * attack works on the host, so the refusal inside is the sandbox's doing. The compacted
  * stdout goes to seen.
  */
-static void control(struct fx *f, const struct th_opts *o, const char *const *cmd,
+static void control(struct esc_fx *f, const struct th_opts *o, const char *const *cmd,
 		    const char *want, char *seen, size_t len)
 {
 	struct th_opts d = *o;
 	d.direct = true;
-	run_with(f, &d, cmd);
-	compact(f->out.out, seen, len);
-	if (strncmp(f->out.out, want, strlen(want)) != 0)
+	th_fx_run(&f->fx, &d, cmd);
+	compact(f->fx.out.out, seen, len);
+	if (strncmp(f->fx.out.out, want, strlen(want)) != 0)
 		conclude(f, V_UNEXPECTED,
 			 "control outside the sandbox gave '%s' (exit %d), not '%s...'", seen,
-			 f->out.code, want);
+			 f->fx.out.code, want);
 }
 
 static bool has_ok_line(const char *text)
@@ -282,7 +255,7 @@ static bool has_ok_line(const char *text)
 }
 
 /* " [policy ...]" for an attack with a lowered limit, else "". */
-static void policy_note(const struct fx *f, char *out, size_t len)
+static void policy_note(const struct esc_fx *f, char *out, size_t len)
 {
 	out[0] = '\0';
 	if (f->a->policy) {
@@ -297,16 +270,16 @@ static void policy_note(const struct fx *f, char *out, size_t len)
  * ESCAPED when stdout holds escape (NULL: a line starting with "OK"); UNEXPECTED otherwise.
  * note follows the evidence.
  */
-static void judge(struct fx *f, const char *const want[3], int code, const char *escape,
+static void judge(struct esc_fx *f, const char *const want[3], int code, const char *escape,
 		  const char *note)
 {
 	char out[300], pol[160];
-	compact(f->out.out, out, sizeof(out));
+	compact(f->fx.out.out, out, sizeof(out));
 	policy_note(f, pol, sizeof(pol));
 	bool match = false;
 	for (int i = 0; i < 3 && want[i] && !match; i++)
-		match = strcmp(f->out.out, want[i]) == 0;
-	if (match && f->out.code == code) {
+		match = strcmp(f->fx.out.out, want[i]) == 0;
+	if (match && f->fx.out.code == code) {
 		if (code == 0 || code == 1)
 			conclude(f, V_BLOCKED, "%s%s%s", out, note, pol);
 		else
@@ -315,43 +288,31 @@ static void judge(struct fx *f, const char *const want[3], int code, const char 
 	}
 	char w[100];
 	compact(want[0], w, sizeof(w));
-	const bool worked = escape ? strstr(f->out.out, escape) != NULL : has_ok_line(f->out.out);
+	const char *text = f->fx.out.out;
+	const bool worked = escape ? strstr(text, escape) != NULL : has_ok_line(text);
 	conclude(f, worked ? V_ESCAPED : V_UNEXPECTED, "%s, exit %d (expected '%s', exit %d)%s%s",
-		 out, f->out.code, w, code, note, pol);
+		 out, f->fx.out.code, w, code, note, pol);
 }
 
-static void judge1(struct fx *f, const char *want, int code, const char *note)
+static void judge1(struct esc_fx *f, const char *want, int code, const char *note)
 {
 	const char *const w[3] = { want, NULL, NULL };
 	judge(f, w, code, NULL, note);
 }
 
-/* A pty pair: the slave is returned (both are kept for teardown). */
-static int open_pty(struct fx *f)
-{
-	int m = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
-	if (m < 0)
-		return -1;
-	keep_fd(f, m);
-	char name[128];
-	if (grantpt(m) < 0 || unlockpt(m) < 0 || ptsname_r(m, name, sizeof(name)) != 0)
-		return -1;
-	int s = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC);
-	if (s >= 0)
-		keep_fd(f, s);
-	return s;
-}
-
 /* The table-driven attack: cmd in the sandbox, its stdout and exit code compared. */
-static void att_generic(struct fx *f)
+static void att_generic(struct esc_fx *f)
 {
 	const struct attack *a = f->a;
 	struct th_opts o = opts(f);
 	char note[200] = "", seen[120];
 	if (a->pty) {
-		o.stdin_fd = open_pty(f);
+		int master = -1;
+		o.stdin_fd = th_open_pty(&master);
 		if (o.stdin_fd < 0)
 			conclude(f, V_UNEXPECTED, "no pty: %s", strerror(errno));
+		keep_fd(f, master);
+		keep_fd(f, o.stdin_fd);
 	}
 	if (a->control) {
 		control(f, &o, a->cmd, a->control, seen, sizeof(seen));
@@ -365,44 +326,6 @@ static void att_generic(struct fx *f)
 	}
 	run(f, &o, a->cmd);
 	judge(f, a->want, a->code, a->escape, note);
-}
-
-static void ws_path(const struct fx *f, const char *rel, char *out)
-{
-	th_pathf(out, "%s/%s", f->ws.dir, rel);
-}
-
-/* Copies src to dst (created, mode 0600). Returns 0 or -errno. */
-static int copy_file(const char *src, const char *dst)
-{
-	int in = open(src, O_RDONLY | O_CLOEXEC);
-	if (in < 0)
-		return -errno;
-	int out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (out < 0) {
-		int e = errno;
-		(void)close(in);
-		return -e;
-	}
-	char buf[65536];
-	int r = 0;
-	for (;;) {
-		ssize_t n = read(in, buf, sizeof(buf));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			r = n < 0 ? -errno : 0;
-			break;
-		}
-		if (write(out, buf, (size_t)n) != n) {
-			r = -EIO;
-			break;
-		}
-	}
-	(void)close(in);
-	if (close(out) < 0 && r == 0)
-		r = -errno;
-	return r;
 }
 
 /* True when the two files have the same bytes. */
@@ -426,7 +349,7 @@ static bool same_bytes(const char *a, const char *b)
 /* ---------------------------------------------------------------------------------------- */
 /* Processes                                                                                */
 
-static void att_kill_test_pid(struct fx *f)
+static void att_kill_test_pid(struct esc_fx *f)
 {
 	char pid[16], sig[8], note[96];
 	(void)snprintf(pid, sizeof(pid), "%d", (int)getpid());
@@ -440,27 +363,27 @@ static void att_kill_test_pid(struct fx *f)
 	judge1(f, "ERR ESRCH 3\n", 1, note);
 }
 
-static void att_kill_worker(struct fx *f)
+static void att_kill_worker(struct esc_fx *f)
 {
 	char rec[PATH_MAX], note[160];
-	th_aux_path(&f->ws, "record", rec);
+	th_aux_path(&f->fx.ws, "record", rec);
 	struct th_opts o = opts(f);
 	o.record = rec;
 	run(f, &o, TH_CMD(TH_PROBE, "kill", "1", "9"));
-	f->record = th_record_load(rec);
-	const char *reason = th_json_str(f->record, "exit.reason");
+	th_record_reload(&f->fx.record, rec);
+	const char *reason = th_json_str(f->fx.record, "exit.reason");
 	(void)snprintf(note, sizeof(note), "; run exit %d, reason %s: the worker survived",
-		       f->out.code, reason);
-	if (strcmp(reason, "exited") != 0 || f->out.code != 0)
+		       f->fx.out.code, reason);
+	if (strcmp(reason, "exited") != 0 || f->fx.out.code != 0)
 		conclude(f, V_ESCAPED, "the run did not end normally after SIGKILL to pid 1: "
-			 "exit %d, reason %s", f->out.code, reason);
+			 "exit %d, reason %s", f->fx.out.code, reason);
 	judge1(f, "OK 0\n", 0, note);
 }
 
 /* ---------------------------------------------------------------------------------------- */
 /* Mounts and the root                                                                      */
 
-static void att_chroot_breakout(struct fx *f)
+static void att_chroot_breakout(struct esc_fx *f)
 {
 	struct stat host_root;
 	assert_int_equal(stat("/", &host_root), 0);
@@ -472,23 +395,23 @@ static void att_chroot_breakout(struct fx *f)
 	/* Control: as root on the host, chroot works and the walk leaves the new root. */
 	control(f, &o, cmd, "OK 0\n", seen, sizeof(seen));
 	char cwd[64] = "", root[64] = "";
-	if (sscanf(f->out.out, "OK 0\nCWD %63s ROOT %63s", cwd, root) != 2 ||
+	if (sscanf(f->fx.out.out, "OK 0\nCWD %63s ROOT %63s", cwd, root) != 2 ||
 	    strcmp(cwd, root) == 0)
 		conclude(f, V_UNEXPECTED, "control did not leave its chroot: %s", seen);
 
 	run(f, &o, cmd);
 	char out[200];
-	compact(f->out.out, out, sizeof(out));
+	compact(f->fx.out.out, out, sizeof(out));
 	char first[32] = "";
 	cwd[0] = root[0] = '\0';
-	const bool parsed = sscanf(f->out.out, "%31[^\n]\nCWD %63s ROOT %63s", first, cwd,
+	const bool parsed = sscanf(f->fx.out.out, "%31[^\n]\nCWD %63s ROOT %63s", first, cwd,
 				   root) == 3;
-	if (strncmp(f->out.out, "OK", 2) == 0 || (parsed && strcmp(cwd, root) != 0) ||
+	if (strncmp(f->fx.out.out, "OK", 2) == 0 || (parsed && strcmp(cwd, root) != 0) ||
 	    (parsed && strcmp(cwd, host_ids) == 0))
 		conclude(f, V_ESCAPED, "%s (host / is %s)", out, host_ids);
-	if (!parsed || strcmp(first, "ERR EPERM 1") != 0 || f->out.code != 1)
+	if (!parsed || strcmp(first, "ERR EPERM 1") != 0 || f->fx.out.code != 1)
 		conclude(f, V_UNEXPECTED, "%s, exit %d (expected ERR EPERM 1, then CWD = ROOT)",
-			 out, f->out.code);
+			 out, f->fx.out.code);
 	conclude(f, V_BLOCKED, "%s: still the sandbox root (host / is %s; outside: %s)", out,
 		 host_ids, seen);
 }
@@ -496,16 +419,16 @@ static void att_chroot_breakout(struct fx *f)
 /* ---------------------------------------------------------------------------------------- */
 /* Privilege                                                                                */
 
-static void att_setuid_binary(struct fx *f)
+static void att_setuid_binary(struct esc_fx *f)
 {
 	/* A workspace owned by someone else than root: root's file is then not the sandbox
 	 * user's inside (the idmapped mount maps only the workspace owner). */
 	char probe[PATH_MAX], suid[PATH_MAX], inside[128], v[64];
-	ws_path(f, "probe", probe);
-	ws_path(f, "suid", suid);
-	assert_int_equal(chown(f->ws.dir, WS_OWNER, WS_OWNER), 0);
+	th_ws_path(&f->fx.ws, "probe", probe);
+	th_ws_path(&f->fx.ws, "suid", suid);
+	assert_int_equal(chown(f->fx.ws.dir, WS_OWNER, WS_OWNER), 0);
 	assert_int_equal(chown(probe, WS_OWNER, WS_OWNER), 0);
-	assert_int_equal(copy_file(th_probe(), suid), 0);
+	assert_int_equal(th_copy_file(th_probe(), suid, 0600, 0, 0), 0);
 	assert_int_equal(chown(suid, 0, 0), 0);
 	assert_int_equal(chmod(suid, 04755), 0);
 	struct stat st;
@@ -513,11 +436,11 @@ static void att_setuid_binary(struct fx *f)
 	assert_int_equal(st.st_mode & 07777, 04755);
 
 	run_default(f, TH_CMD(TH_PROBE, "stat", "/workspace/suid"));
-	compact(f->out.out, inside, sizeof(inside));
+	compact(f->fx.out.out, inside, sizeof(inside));
 	run_default(f, TH_CMD("/workspace/suid", "status"));
-	if (f->out.code != 0 || !th_status_field(f->out.out, "Uid", v, sizeof(v)))
+	if (f->fx.out.code != 0 || !th_status_field(f->fx.out.out, "Uid", v, sizeof(v)))
 		conclude(f, V_UNEXPECTED, "set-uid probe: exit %d, no Uid line (stat: %s)",
-			 f->out.code, inside);
+			 f->fx.out.code, inside);
 	char uid[64];
 	compact(v, uid, sizeof(uid));
 	if (strcmp(v, "1000\t1000\t1000\t1000") != 0)
@@ -549,10 +472,10 @@ static void host_mode(const char *path, char *out, size_t len, bool *setid)
  * chmod without set-id bits shows that the sandbox user may change the file's mode at all,
  * so the refusals are the filter's and not a permission check's.
  */
-static void att_setid_chmod(struct fx *f)
+static void att_setid_chmod(struct esc_fx *f)
 {
 	char sh[PATH_MAX], err[200], mode[48];
-	ws_path(f, "sh", sh);
+	th_ws_path(&f->fx.ws, "sh", sh);
 	run_default(f, TH_CMD("/bin/sh", "-c",
 			      "cp /bin/sh /workspace/sh || exit 9\n"
 			      "for m in 0750 6755 4755 2755 u+s g+s ug+s; do\n"
@@ -564,13 +487,13 @@ static void att_setid_chmod(struct fx *f)
 		conclude(f, V_ESCAPED, "the host copy of the shell is %s", mode);
 	static const char want[] = "chmod 0750 0\nchmod 6755 1\nchmod 4755 1\nchmod 2755 1\n"
 				   "chmod u+s 1\nchmod g+s 1\nchmod ug+s 1\n";
-	compact(f->out.err, err, sizeof(err));
-	if (f->out.code != 0 || strcmp(f->out.out, want) != 0 ||
-	    !strstr(f->out.err, "Operation not permitted") || strncmp(mode, "0750 ", 5) != 0) {
+	compact(f->fx.out.err, err, sizeof(err));
+	if (f->fx.out.code != 0 || strcmp(f->fx.out.out, want) != 0 ||
+	    !strstr(f->fx.out.err, "Operation not permitted") || strncmp(mode, "0750 ", 5) != 0) {
 		char out[200];
-		compact(f->out.out, out, sizeof(out));
+		compact(f->fx.out.out, out, sizeof(out));
 		conclude(f, V_UNEXPECTED, "stdout '%s', exit %d, stderr '%s'; host copy %s", out,
-			 f->out.code, err, mode);
+			 f->fx.out.code, err, mode);
 	}
 	conclude(f, V_BLOCKED, "chmod 0750: exit 0; then 6755, 4755, 2755, u+s, g+s, ug+s: exit 1 "
 		 "(Operation not permitted); host copy %s", mode);
@@ -646,7 +569,7 @@ static bool find_setid(const char *dir, char *out, size_t len)
  * see, which must be ENOSYS (a control outside shows the host kernel has it). On the host,
  * no file in the workspace may carry a set-id bit, and no refused create may leave a name.
  */
-static void att_setid_syscalls(struct fx *f)
+static void att_setid_syscalls(struct esc_fx *f)
 {
 	const size_t n = sizeof(setid_cases) / sizeof(setid_cases[0]);
 	char script[4096], seen[64], ctl[PATH_MAX], plain[64], setid[64], want[128];
@@ -655,7 +578,7 @@ static void att_setid_syscalls(struct fx *f)
 	struct th_opts o = opts(f);
 
 	/* Control: openat2 works on this host, so ENOSYS inside is the filter's. */
-	ws_path(f, "control-openat2", ctl);
+	th_ws_path(&f->fx.ws, "control-openat2", ctl);
 	control(f, &o, TH_CMD(TH_PROBE, "setid", "openat2", ctl, "0644"), "OK ", seen,
 		sizeof(seen));
 	(void)unlink(ctl);
@@ -682,74 +605,75 @@ static void att_setid_syscalls(struct fx *f)
 	run(f, &o, TH_CMD("/bin/sh", "-c", script));
 
 	char out[300];
-	compact(f->out.out, out, sizeof(out));
-	if (find_setid(f->ws.dir, bad, sizeof(bad)))
+	compact(f->fx.out.out, out, sizeof(out));
+	if (find_setid(f->fx.ws.dir, bad, sizeof(bad)))
 		conclude(f, V_ESCAPED, "%s on the host; inside: %s", bad, out);
-	if (f->out.code != 0)
-		conclude(f, V_UNEXPECTED, "exit %d: %s", f->out.code, out);
+	if (f->fx.out.code != 0)
+		conclude(f, V_UNEXPECTED, "exit %d: %s", f->fx.out.code, out);
 	for (size_t i = 0; i < n; i++) {
 		const struct setid_case *c = &setid_cases[i];
 		char host[PATH_MAX];
 		setid_names(c, plain, setid, sizeof(plain));
 		/* fchmodat2 is Linux 6.6: on an older kernel it is ENOSYS either way. */
 		(void)snprintf(want, sizeof(want), "%s plain ERR ENOSYS 38", c->call);
-		const bool absent = !strcmp(c->call, "fchmodat2") && th_has_line(f->out.out, want);
+		const bool absent = !strcmp(c->call, "fchmodat2") &&
+				    th_has_line(f->fx.out.out, want);
 		(void)snprintf(want, sizeof(want), "%s setid OK ", c->call);
-		if (strstr(f->out.out, want))
+		if (strstr(f->fx.out.out, want))
 			conclude(f, V_ESCAPED, "%s with mode %s succeeded: %s", c->call, c->mode,
 				 out);
 		/* Where the kernel lacks it, the filter may still answer first, with EPERM. */
 		(void)snprintf(want, sizeof(want), "%s setid ERR EPERM 1", c->call);
-		bool refused = th_has_line(f->out.out, want);
+		bool refused = th_has_line(f->fx.out.out, want);
 		if (!refused && absent) {
 			(void)snprintf(want, sizeof(want), "%s setid ERR ENOSYS 38", c->call);
-			refused = th_has_line(f->out.out, want);
+			refused = th_has_line(f->fx.out.out, want);
 		}
 		if (!refused)
 			conclude(f, V_UNEXPECTED, "no line '%s': %s", want, out);
 		(void)snprintf(want, sizeof(want), "%s plain OK ", c->call);
-		if (!absent && !strstr(f->out.out, want))
+		if (!absent && !strstr(f->fx.out.out, want))
 			conclude(f, V_UNEXPECTED, "the control '%s' without set-id bits failed: %s",
 				 c->call, out);
-		ws_path(f, setid, host);
+		th_ws_path(&f->fx.ws, setid, host);
 		if (c->creates && access(host, F_OK) == 0)
 			conclude(f, V_UNEXPECTED, "the refused %s left %s on the host", c->call,
 				 host);
 	}
-	if (!th_has_line(f->out.out, "openat2 setid ERR ENOSYS 38"))
+	if (!th_has_line(f->fx.out.out, "openat2 setid ERR ENOSYS 38"))
 		conclude(f, V_UNEXPECTED, "openat2 was not ENOSYS: %s", out);
 	char fmode[48];
 	bool fsetid = false;
-	ws_path(f, "f", ctl);
+	th_ws_path(&f->fx.ws, "f", ctl);
 	host_mode(ctl, fmode, sizeof(fmode), &fsetid);
 	conclude(f, V_BLOCKED, "EPERM for %s (each OK without set-id bits); openat2 ENOSYS "
 		 "(outside: %s); host: f %s, no set-id bit, no refused name", calls, seen, fmode);
 }
 
-static void att_capabilities(struct fx *f)
+static void att_capabilities(struct esc_fx *f)
 {
 	static const char *const sets[] = { "CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb" };
 	run_default(f, TH_CMD(TH_PROBE, "status"));
 	char v[64], nnp[16] = "?", sc[16] = "?";
 	for (size_t i = 0; i < sizeof(sets) / sizeof(sets[0]); i++) {
-		if (!th_status_field(f->out.out, sets[i], v, sizeof(v)))
+		if (!th_status_field(f->fx.out.out, sets[i], v, sizeof(v)))
 			conclude(f, V_UNEXPECTED, "no %s line", sets[i]);
-		if (strcmp(v, ZERO_CAPS) != 0)
+		if (strcmp(v, TH_ZERO_CAPS) != 0)
 			conclude(f, V_ESCAPED, "%s %s", sets[i], v);
 	}
-	(void)th_status_field(f->out.out, "NoNewPrivs", nnp, sizeof(nnp));
-	(void)th_status_field(f->out.out, "Seccomp", sc, sizeof(sc));
+	(void)th_status_field(f->fx.out.out, "NoNewPrivs", nnp, sizeof(nnp));
+	(void)th_status_field(f->fx.out.out, "Seccomp", sc, sizeof(sc));
 	if (strcmp(nnp, "1") != 0 || strcmp(sc, "2") != 0)
 		conclude(f, V_ESCAPED, "NoNewPrivs %s, Seccomp %s", nnp, sc);
 	conclude(f, V_BLOCKED,
-		 "CapInh CapPrm CapEff CapBnd CapAmb all %s; NoNewPrivs %s; Seccomp %s", ZERO_CAPS,
-		 nnp, sc);
+		 "CapInh CapPrm CapEff CapBnd CapAmb all %s; NoNewPrivs %s; Seccomp %s",
+		 TH_ZERO_CAPS, nnp, sc);
 }
 
 /* ---------------------------------------------------------------------------------------- */
 /* Secrets                                                                                  */
 
-static void att_host_secret_file(struct fx *f)
+static void att_host_secret_file(struct esc_fx *f)
 {
 	static const char *const dirs[] = { "/root", "/var/tmp" };
 	char secret[96], ev[EVIDENCE_MAX] = "";
@@ -770,13 +694,13 @@ static void att_host_secret_file(struct fx *f)
 		(void)close(fd);
 		assert_true(ok);
 		run_default(f, TH_CMD(TH_PROBE, "cat", p));
-		if (strstr(f->out.out, secret))
+		if (strstr(f->fx.out.out, secret))
 			conclude(f, V_ESCAPED, "read %s from inside", p);
 		char out[64];
-		compact(f->out.out, out, sizeof(out));
-		if (strcmp(f->out.out, "ERR ENOENT 2\n") != 0 || f->out.code != 1)
+		compact(f->fx.out.out, out, sizeof(out));
+		if (strcmp(f->fx.out.out, "ERR ENOENT 2\n") != 0 || f->fx.out.code != 1)
 			conclude(f, V_UNEXPECTED, "%s: %s, exit %d (expected ERR ENOENT 2)", p, out,
-				 f->out.code);
+				 f->fx.out.code);
 		off += (size_t)snprintf(ev + off, sizeof(ev) - off, "%s%s: %s", off ? "; " : "", p,
 					out);
 	}
@@ -785,18 +709,18 @@ static void att_host_secret_file(struct fx *f)
 	conclude(f, V_BLOCKED, "%s", ev);
 }
 
-static void att_proc_environ(struct fx *f)
+static void att_proc_environ(struct esc_fx *f)
 {
 	char needle[96], env[128], seen[160];
-	th_marker("warden-escape-environ", f->marker, sizeof(f->marker));
+	th_marker("warden-escape-environ", f->fx.marker, sizeof(f->fx.marker));
 	th_marker("environ-secret", needle, sizeof(needle));
 	(void)snprintf(env, sizeof(env), "WARDEN_ESCAPE_SECRET=%s", needle);
 	const char *const host_env[] = { env, NULL };
 	struct th_opts host = { .direct = true, .env = host_env };
-	assert_int_equal(th_spawn(&host, TH_CMD(TH_PROBE, "sleep", "30", f->marker), &f->bg), 0);
+	assert_int_equal(th_spawn(&host, TH_CMD(TH_PROBE, "sleep", "30", f->fx.marker), &f->bg), 0);
 	f->bg_running = true;
 	pid_t pid = 0;
-	for (int i = 0; i < 250 && th_find_procs(f->marker, "probe", 0, &pid, 1) < 1; i++)
+	for (int i = 0; i < 250 && th_find_procs(f->fx.marker, "probe", 0, &pid, 1) < 1; i++)
 		(void)usleep(20000);
 	if (pid <= 0)
 		conclude(f, V_UNEXPECTED, "the host process holding the secret did not start");
@@ -806,21 +730,21 @@ static void att_proc_environ(struct fx *f)
 	char found[32];
 	(void)snprintf(found, sizeof(found), "FOUND %d", (int)pid);
 	control(f, &o, cmd, "", seen, sizeof(seen));
-	if (!th_has_line(f->out.out, found))
+	if (!th_has_line(f->fx.out.out, found))
 		conclude(f, V_UNEXPECTED, "control did not find the secret of pid %d: %s", (int)pid,
 			 seen);
 	run(f, &o, cmd);
 	char out[120];
-	compact(f->out.out, out, sizeof(out));
-	if (strstr(f->out.out, "FOUND"))
+	compact(f->fx.out.out, out, sizeof(out));
+	if (strstr(f->fx.out.out, "FOUND"))
 		conclude(f, V_ESCAPED, "%s (the secret is in host pid %d)", out, (int)pid);
 	long n = -1;
-	if (f->out.code != 0 || sscanf(f->out.out, "SCANNED %ld", &n) != 1)
-		conclude(f, V_UNEXPECTED, "%s, exit %d", out, f->out.code);
+	if (f->fx.out.code != 0 || sscanf(f->fx.out.out, "SCANNED %ld", &n) != 1)
+		conclude(f, V_UNEXPECTED, "%s, exit %d", out, f->fx.out.code);
 	conclude(f, V_BLOCKED, "%s, no FOUND (outside: %s)", out, seen);
 }
 
-static void att_env_leak(struct fx *f)
+static void att_env_leak(struct esc_fx *f)
 {
 	char secret[96], env[128], seen[64];
 	th_marker("warden-escape-env", secret, sizeof(secret));
@@ -828,22 +752,23 @@ static void att_env_leak(struct fx *f)
 	const char *const host_env[] = { env, NULL };
 	struct th_opts o = opts(f);
 	o.env = host_env;
-	run_with(f, &(struct th_opts){ .direct = true, .env = host_env }, TH_CMD(TH_PROBE, "env"));
-	const bool control_seen = th_has_line(f->out.out, env);
+	struct th_opts direct = { .direct = true, .env = host_env };
+	th_fx_run(&f->fx, &direct, TH_CMD(TH_PROBE, "env"));
+	const bool control_seen = th_has_line(f->fx.out.out, env);
 	(void)snprintf(seen, sizeof(seen), "%s", control_seen ? "present" : "absent");
 	if (!control_seen)
 		conclude(f, V_UNEXPECTED, "control: the variable is not in warden's environment");
 	run(f, &o, TH_CMD(TH_PROBE, "env"));
-	if (strstr(f->out.out, secret))
+	if (strstr(f->fx.out.out, secret))
 		conclude(f, V_ESCAPED, "WARDEN_ESCAPE_SECRET reached the command");
-	if (f->out.code != 0)
-		conclude(f, V_UNEXPECTED, "probe env: exit %d", f->out.code);
+	if (f->fx.out.code != 0)
+		conclude(f, V_UNEXPECTED, "probe env: exit %d", f->fx.out.code);
 	int n = 0;
-	for (const char *p = f->out.out; (p = strchr(p, '\n')); p++)
+	for (const char *p = f->fx.out.out; (p = strchr(p, '\n')); p++)
 		n++;
 	char names[200] = "";
 	size_t off = 0;
-	for (const char *l = f->out.out; *l && off < sizeof(names);) {
+	for (const char *l = f->fx.out.out; *l && off < sizeof(names);) {
 		const char *eq = strchr(l, '='), *nl = strchr(l, '\n');
 		if (!eq || !nl)
 			break;
@@ -859,7 +784,7 @@ static void att_env_leak(struct fx *f)
 /* ---------------------------------------------------------------------------------------- */
 /* Host files and devices                                                                   */
 
-static void att_sysrq(struct fx *f)
+static void att_sysrq(struct esc_fx *f)
 {
 	struct stat st;
 	if (lstat("/proc/sysrq-trigger", &st) < 0) {
@@ -870,18 +795,18 @@ static void att_sysrq(struct fx *f)
 	}
 	run_default(f, TH_CMD(TH_PROBE, "stat", "/proc/sysrq-trigger"));
 	char out[120];
-	compact(f->out.out, out, sizeof(out));
-	size_t len = strlen(f->out.out);
-	if (strncmp(f->out.out, "OK chr ", 7) == 0 && len > 5 &&
-	    strcmp(f->out.out + len - 5, " 1:3\n") == 0) {
+	compact(f->fx.out.out, out, sizeof(out));
+	size_t len = strlen(f->fx.out.out);
+	if (strncmp(f->fx.out.out, "OK chr ", 7) == 0 && len > 5 &&
+	    strcmp(f->fx.out.out + len - 5, " 1:3\n") == 0) {
 		conclude(f, V_BLOCKED, "%s: masked by /dev/null", out);
 		return;
 	}
-	conclude(f, strncmp(f->out.out, "OK ", 3) == 0 ? V_ESCAPED : V_UNEXPECTED,
+	conclude(f, strncmp(f->fx.out.out, "OK ", 3) == 0 ? V_ESCAPED : V_UNEXPECTED,
 		 "%s (expected /dev/null, 1:3, bound over it)", out);
 }
 
-static void att_block_device(struct fx *f)
+static void att_block_device(struct esc_fx *f)
 {
 	static const char *const prefixes[] = { "vd", "sd", "nvme", "xvd", "hd", "mmcblk", "loop" };
 	char dev[PATH_MAX] = "";
@@ -911,26 +836,12 @@ static void att_block_device(struct fx *f)
 /* ---------------------------------------------------------------------------------------- */
 /* Network                                                                                  */
 
-static int host_socket(struct fx *f, int type, char *port, size_t len)
-{
-	int fd = socket(AF_INET, type | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	assert_true(fd >= 0);
-	keep_fd(f, fd);
-	struct sockaddr_in sa = { .sin_family = AF_INET,
-				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	socklen_t sl = sizeof(sa);
-	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-	assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &sl), 0);
-	if (type == SOCK_STREAM)
-		assert_int_equal(listen(fd, 8), 0);
-	(void)snprintf(port, len, "%u", (unsigned)ntohs(sa.sin_port));
-	return fd;
-}
-
-static void att_tcp_host(struct fx *f)
+static void att_tcp_host(struct esc_fx *f)
 {
 	char port[8], note[96];
-	int lfd = host_socket(f, SOCK_STREAM, port, sizeof(port));
+	int lfd = th_host_socket(SOCK_STREAM, port, sizeof(port));
+	assert_true(lfd >= 0);
+	keep_fd(f, lfd);
 	run_default(f, TH_CMD(TH_PROBE, "connect", "127.0.0.1", port));
 	int a = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
 	if (a >= 0) {
@@ -943,10 +854,12 @@ static void att_tcp_host(struct fx *f)
 	judge1(f, "ERR ECONNREFUSED 111\n", 1, note);
 }
 
-static void att_udp_host(struct fx *f)
+static void att_udp_host(struct esc_fx *f)
 {
 	char port[8], note[128], buf[16];
-	int ufd = host_socket(f, SOCK_DGRAM, port, sizeof(port));
+	int ufd = th_host_socket(SOCK_DGRAM, port, sizeof(port));
+	assert_true(ufd >= 0);
+	keep_fd(f, ufd);
 	run_default(f, TH_CMD(TH_PROBE, "udp", "127.0.0.1", port));
 	struct pollfd p = { .fd = ufd, .events = POLLIN };
 	int r = poll(&p, 1, UDP_WAIT_MS);
@@ -959,29 +872,29 @@ static void att_udp_host(struct fx *f)
 	judge1(f, "OK 1\n", 0, note);
 }
 
-static void att_rtlinks(struct fx *f)
+static void att_rtlinks(struct esc_fx *f)
 {
 	char seen[120], out[120];
 	struct th_opts o = opts(f);
 	const char *const *cmd = TH_CMD(TH_PROBE, "rtlinks");
 	control(f, &o, cmd, "lo\n", seen, sizeof(seen));
-	if (strcmp(f->out.out, "lo\n") == 0)
+	if (strcmp(f->fx.out.out, "lo\n") == 0)
 		print_message("the host has only lo: the control shows the dump works, no more\n");
 	run(f, &o, cmd);
-	compact(f->out.out, out, sizeof(out));
-	if (strcmp(f->out.out, "lo\n") == 0 && f->out.code == 0) {
+	compact(f->fx.out.out, out, sizeof(out));
+	if (strcmp(f->fx.out.out, "lo\n") == 0 && f->fx.out.code == 0) {
 		conclude(f, V_BLOCKED, "links: %s (outside: %s)", out, seen);
 		return;
 	}
 	/* Any other link listed is a host interface, or one made inside. */
-	conclude(f, f->out.code == 0 ? V_ESCAPED : V_UNEXPECTED, "links: %s, exit %d", out,
-		 f->out.code);
+	conclude(f, f->fx.out.code == 0 ? V_ESCAPED : V_UNEXPECTED, "links: %s, exit %d", out,
+		 f->fx.out.code);
 }
 
 /* ---------------------------------------------------------------------------------------- */
 /* cgroups                                                                                  */
 
-static void att_cgroup_procs(struct fx *f)
+static void att_cgroup_procs(struct esc_fx *f)
 {
 	/* The root, the v1 layout, and this test's own cgroup (warden's sandbox cgroup's
 	 * parent) as the host names them. */
@@ -1008,10 +921,10 @@ static void att_cgroup_procs(struct fx *f)
 	for (size_t i = 0; i < n; i++) {
 		char out[64];
 		run_default(f, TH_CMD(TH_PROBE, "openw", paths[i]));
-		compact(f->out.out, out, sizeof(out));
-		if (has_ok_line(f->out.out))
+		compact(f->fx.out.out, out, sizeof(out));
+		if (has_ok_line(f->fx.out.out))
 			conclude(f, V_ESCAPED, "%s opened for writing: %s", paths[i], out);
-		if (strcmp(f->out.out, "ERR ENOENT 2\n") != 0 || f->out.code != 1)
+		if (strcmp(f->fx.out.out, "ERR ENOENT 2\n") != 0 || f->fx.out.code != 1)
 			conclude(f, V_UNEXPECTED, "%s: %s (expected ERR ENOENT 2)", paths[i], out);
 		if (off < sizeof(ev))
 			off += (size_t)snprintf(ev + off, sizeof(ev) - off, "%s%s: %s",
@@ -1020,15 +933,15 @@ static void att_cgroup_procs(struct fx *f)
 	conclude(f, V_BLOCKED, "%s", ev);
 }
 
-static void att_proc_self_cgroup(struct fx *f)
+static void att_proc_self_cgroup(struct esc_fx *f)
 {
 	run_default(f, TH_CMD(TH_PROBE, "cat", "/proc/self/cgroup"));
 	char out[300];
-	compact(f->out.out, out, sizeof(out));
-	if (f->out.code != 0 || !f->out.out[0])
-		conclude(f, V_UNEXPECTED, "%s, exit %d", out, f->out.code);
+	compact(f->fx.out.out, out, sizeof(out));
+	if (f->fx.out.code != 0 || !f->fx.out.out[0])
+		conclude(f, V_UNEXPECTED, "%s, exit %d", out, f->fx.out.code);
 	int lines = 0;
-	for (const char *l = f->out.out; *l;) {
+	for (const char *l = f->fx.out.out; *l;) {
 		const char *nl = strchr(l, '\n');
 		size_t len = nl ? (size_t)(nl - l) : strlen(l);
 		if (len < 2 || l[len - 2] != ':' || l[len - 1] != '/')
@@ -1042,10 +955,10 @@ static void att_proc_self_cgroup(struct fx *f)
 /* ---------------------------------------------------------------------------------------- */
 /* Executables and descriptors                                                              */
 
-static void att_self_exe(struct fx *f)
+static void att_self_exe(struct esc_fx *f)
 {
 	char probe[PATH_MAX];
-	ws_path(f, "probe", probe);
+	th_ws_path(&f->fx.ws, "probe", probe);
 	run_default(f, TH_CMD(TH_PROBE, "openw", "/proc/self/exe"));
 	if (!same_bytes(probe, th_probe()))
 		conclude(f, V_ESCAPED, "the probe binary changed on the host");
@@ -1053,7 +966,7 @@ static void att_self_exe(struct fx *f)
 	judge(f, want, 1, NULL, "; the binary on the host is unchanged (bytes compared)");
 }
 
-static void att_host_exe(struct fx *f)
+static void att_host_exe(struct esc_fx *f)
 {
 	/* The shell opens /proc/self/exe (itself: a host binary on a read-only bind) for
 	 * appending, as a redirection of a builtin; nothing is ever written. */
@@ -1063,28 +976,28 @@ static void att_host_exe(struct fx *f)
 			      "if true 3>>/proc/self/exe; then echo OK; else echo ERR; fi"));
 	assert_int_equal(stat("/bin/sh", &after), 0);
 	char err[200];
-	compact(f->out.err, err, sizeof(err));
+	compact(f->fx.out.err, err, sizeof(err));
 	if (before.st_size != after.st_size || before.st_mtim.tv_sec != after.st_mtim.tv_sec ||
 	    before.st_mtim.tv_nsec != after.st_mtim.tv_nsec ||
 	    before.st_ctim.tv_nsec != after.st_ctim.tv_nsec)
 		conclude(f, V_ESCAPED, "/bin/sh changed on the host");
-	if (strcmp(f->out.out, "OK\n") == 0)
+	if (strcmp(f->fx.out.out, "OK\n") == 0)
 		conclude(f, V_ESCAPED, "/bin/sh opened its own binary for writing");
 	/* Refused by permissions (host root is unmapped inside), the read-only bind, or the
 	 * running binary's write lock: any of them keeps the host binary whole. */
-	const bool refused = strstr(f->out.err, "Permission denied") ||
-			     strstr(f->out.err, "Read-only file system") ||
-			     strstr(f->out.err, "Text file busy");
-	if (strcmp(f->out.out, "ERR\n") != 0 || f->out.code != 0 || !refused) {
+	const bool refused = strstr(f->fx.out.err, "Permission denied") ||
+			     strstr(f->fx.out.err, "Read-only file system") ||
+			     strstr(f->fx.out.err, "Text file busy");
+	if (strcmp(f->fx.out.out, "ERR\n") != 0 || f->fx.out.code != 0 || !refused) {
 		char out[64];
-		compact(f->out.out, out, sizeof(out));
-		conclude(f, V_UNEXPECTED, "stdout '%s', exit %d, stderr '%s'", out, f->out.code,
+		compact(f->fx.out.out, out, sizeof(out));
+		conclude(f, V_UNEXPECTED, "stdout '%s', exit %d, stderr '%s'", out, f->fx.out.code,
 			 err);
 	}
 	conclude(f, V_BLOCKED, "ERR; %s; /bin/sh unchanged on the host", err);
 }
 
-static void att_leaked_fd(struct fx *f)
+static void att_leaked_fd(struct esc_fx *f)
 {
 	/* Descriptors without O_CLOEXEC in warden's own process, as a careless parent leaves. */
 	assert_int_equal(fcntl(7, F_GETFD), -1);
@@ -1098,52 +1011,52 @@ static void att_leaked_fd(struct fx *f)
 	struct th_opts o = opts(f);
 	char seen[64];
 	control(f, &o, TH_CMD(TH_PROBE, "fds"), "", seen, sizeof(seen));
-	if (!th_has_line(f->out.out, "7"))
+	if (!th_has_line(f->fx.out.out, "7"))
 		conclude(f, V_UNEXPECTED, "control: fd 7 did not reach the probe outside: %s",
 			 seen);
 	run(f, &o, TH_CMD(TH_PROBE, "fds"));
 	char out[120];
-	compact(f->out.out, out, sizeof(out));
-	if (strcmp(f->out.out, "0\n1\n2\n") == 0 && f->out.code == 0) {
+	compact(f->fx.out.out, out, sizeof(out));
+	if (strcmp(f->fx.out.out, "0\n1\n2\n") == 0 && f->fx.out.code == 0) {
 		conclude(f, V_BLOCKED, "fds %s (fd 7 was open in warden; outside: %s)", out, seen);
 		return;
 	}
-	conclude(f, th_has_line(f->out.out, "7") ? V_ESCAPED : V_UNEXPECTED,
-		 "fds %s, exit %d (expected 0 1 2)", out, f->out.code);
+	conclude(f, th_has_line(f->fx.out.out, "7") ? V_ESCAPED : V_UNEXPECTED,
+		 "fds %s, exit %d (expected 0 1 2)", out, f->fx.out.code);
 }
 
 /* ---------------------------------------------------------------------------------------- */
 /* Bombs held by limits                                                                     */
 
-static void att_fork_bomb(struct fx *f)
+static void att_fork_bomb(struct esc_fx *f)
 {
 	run_default(f, TH_CMD(TH_PROBE, "forkbomb", "1000"));
 	long forked = -1;
 	char out[120], pol[160];
-	compact(f->out.out, out, sizeof(out));
+	compact(f->fx.out.out, out, sizeof(out));
 	policy_note(f, pol, sizeof(pol));
-	if (sscanf(f->out.out, "FORKED %ld", &forked) != 1)
-		conclude(f, V_UNEXPECTED, "no FORKED line: %s, exit %d", out, f->out.code);
+	if (sscanf(f->fx.out.out, "FORKED %ld", &forked) != 1)
+		conclude(f, V_UNEXPECTED, "no FORKED line: %s, exit %d", out, f->fx.out.code);
 	if (forked >= 64)
 		conclude(f, V_ESCAPED, "%s under pids 64%s", out, pol);
 	/* forkbomb ends by SIGKILLing its process group, itself included. */
-	if (forked < 1 || f->out.code != 128 + SIGKILL)
-		conclude(f, V_UNEXPECTED, "%s, exit %d", out, f->out.code);
+	if (forked < 1 || f->fx.out.code != 128 + SIGKILL)
+		conclude(f, V_UNEXPECTED, "%s, exit %d", out, f->fx.out.code);
 	conclude(f, V_BLOCKED, "%s of 1000 (fork failed at the limit), exit %d%s", out,
-		 f->out.code, pol);
+		 f->fx.out.code, pol);
 }
 
-static void att_memory_bomb(struct fx *f)
+static void att_memory_bomb(struct esc_fx *f)
 {
 	char rec[PATH_MAX], out[200], pol[160];
-	th_aux_path(&f->ws, "record", rec);
+	th_aux_path(&f->fx.ws, "record", rec);
 	struct th_opts o = opts(f);
 	o.record = rec;
 	run(f, &o, TH_CMD(TH_PROBE, "membomb", "1024"));
-	compact(f->out.out, out, sizeof(out));
+	compact(f->fx.out.out, out, sizeof(out));
 	policy_note(f, pol, sizeof(pol));
 	long most = 0;
-	for (const char *l = f->out.out; l && *l; l = strchr(l, '\n')) {
+	for (const char *l = f->fx.out.out; l && *l; l = strchr(l, '\n')) {
 		long mib;
 		if (*l == '\n')
 			l++;
@@ -1152,20 +1065,20 @@ static void att_memory_bomb(struct fx *f)
 	}
 	if (most >= 128)
 		conclude(f, V_ESCAPED, "touched %ld MiB under a 128 MiB limit%s", most, pol);
-	f->record = th_record_load(rec);
-	const char *reason = th_json_str(f->record, "exit.reason");
-	const int kills = (int)th_json_num(f->record, "resources.oom_kills");
-	if (f->out.code != 128 + SIGKILL || strcmp(reason, "oom") != 0 || kills < 1)
-		conclude(f, V_UNEXPECTED, "%s, exit %d, reason %s, oom_kills %d", out, f->out.code,
-			 reason, kills);
+	th_record_reload(&f->fx.record, rec);
+	const char *reason = th_json_str(f->fx.record, "exit.reason");
+	const int kills = (int)th_json_num(f->fx.record, "resources.oom_kills");
+	if (f->fx.out.code != 128 + SIGKILL || strcmp(reason, "oom") != 0 || kills < 1)
+		conclude(f, V_UNEXPECTED, "%s, exit %d, reason %s, oom_kills %d", out,
+			 f->fx.out.code, reason, kills);
 	conclude(f, V_BLOCKED, "%s%sexit %d, reason %s, oom_kills %d%s", out, out[0] ? "; " : "",
-		 f->out.code, reason, kills, pol);
+		 f->fx.out.code, reason, kills, pol);
 }
 
-static void att_workspace_disk_bomb(struct fx *f)
+static void att_workspace_disk_bomb(struct esc_fx *f)
 {
 	char big[PATH_MAX], note[96];
-	ws_path(f, "bomb", big);
+	th_ws_path(&f->fx.ws, "bomb", big);
 	run_default(f, TH_CMD(TH_PROBE, "fill", "/workspace/bomb", "64"));
 	struct stat st;
 	const long long size = stat(big, &st) == 0 ? (long long)st.st_size : -1;
@@ -1177,26 +1090,26 @@ static void att_workspace_disk_bomb(struct fx *f)
 	judge(f, want, 1, "OK 0", note);
 }
 
-static void att_daemon(struct fx *f)
+static void att_daemon(struct esc_fx *f)
 {
-	th_marker("warden-escape-daemon", f->marker, sizeof(f->marker));
+	th_marker("warden-escape-daemon", f->fx.marker, sizeof(f->fx.marker));
 	struct th_opts o = opts(f);
 	struct th_proc p;
-	assert_int_equal(th_spawn(&o, TH_CMD(TH_PROBE, "daemon", "1000", f->marker), &p), 0);
+	assert_int_equal(th_spawn(&o, TH_CMD(TH_PROBE, "daemon", "1000", f->fx.marker), &p), 0);
 	const bool started = th_wait_stdout(&p, "DAEMON ", 10000);
 	/* Control: while the run lasts, the host sees the probe and its daemon. */
-	const int during = started ? th_count_procs(f->marker, "probe", p.pid) : -1;
-	th_out_done(&f->out);
-	th_finish(&p, &f->out);
-	const int after = th_count_procs(f->marker, NULL, 0);
+	const int during = started ? th_count_procs(f->fx.marker, "probe", p.pid) : -1;
+	th_out_done(&f->fx.out);
+	th_finish(&p, &f->fx.out);
+	const int after = th_count_procs(f->fx.marker, NULL, 0);
 	char out[64];
-	compact(f->out.out, out, sizeof(out));
+	compact(f->fx.out.out, out, sizeof(out));
 	if (after != 0)
 		conclude(f, V_ESCAPED, "%d process(es) tagged %s outlived warden", after,
-			 f->marker);
-	if (!started || during < 1 || f->out.code != 0)
+			 f->fx.marker);
+	if (!started || during < 1 || f->fx.out.code != 0)
 		conclude(f, V_UNEXPECTED, "%s, exit %d, %d tagged process(es) during the run", out,
-			 f->out.code, during);
+			 f->fx.out.code, during);
 	conclude(f, V_BLOCKED, "%s (double-forked, setsid); tagged host processes: %d during the "
 		 "run, 0 after warden returned", out, during);
 }
@@ -1217,7 +1130,7 @@ static void att_daemon(struct fx *f)
 
 static void run_attack(void **state)
 {
-	struct fx *f = *state;
+	struct esc_fx *f = *state;
 	if (f->a->run)
 		f->a->run(f);
 	else
@@ -1384,8 +1297,6 @@ static void print_table(void)
 int main(void)
 {
 	th_require_privileged();
-	(void)th_warden();
-	(void)th_probe();
 
 	struct sigaction sa = { .sa_handler = on_usr1, .sa_flags = SA_RESTART };
 	(void)sigemptyset(&sa.sa_mask);
