@@ -23,6 +23,7 @@
 #include "channel.h"
 #include "cleanup.h"
 #include "config.h"
+#include "confined.h"
 #include "eval.h"
 #include "io-util.h"
 #include "log.h"
@@ -606,6 +607,17 @@ void ev_grade(struct ev_run *ev, int log_fd)
 	}
 	_cleanup_close_ int ws = openat(ev->dirfd, "workspace", O_PATH | O_DIRECTORY | O_NOFOLLOW |
 								     O_CLOEXEC);
+	int ws_err = ws < 0 ? errno : 0;
+	/*
+	 * The static criteria are judged first, all in one confined child (eval/confined.c):
+	 * command criteria see a throwaway overlay, so they cannot change what it reads.
+	 */
+	struct sup_crit_result judged[TASK_MAX_CRITERIA];
+	memset(judged, 0, sizeof(judged));
+	if (ws >= 0) {
+		struct ev_confined_ids ids = ev_confined_ids_for(ev->privileged);
+		ev_judge_static(&ids, t, ws, judged);
+	}
 	for (size_t i = 0; i < t->n_criteria; i++) {
 		const struct pol_task_criterion *c = &t->criteria[i];
 		struct ev_criterion *ec = &ev->crit[i];
@@ -614,9 +626,9 @@ void ev_grade(struct ev_run *ev, int log_fd)
 		} else if (ws < 0) {
 			ec->result.error = true;
 			(void)snprintf(ec->result.details, sizeof(ec->result.details),
-				       "the workspace cannot be opened: %s", strerror(errno));
+				       "the workspace cannot be opened: %s", strerror(ws_err));
 		} else {
-			sup_crit_eval_static(ws, c, &ec->result);
+			ec->result = judged[i];
 		}
 		if (ec->result.error)
 			ev->grade_error = true;
@@ -823,20 +835,21 @@ static cJSON *criteria_json(const struct ev_run *ev)
 }
 
 /*
- * Adds base's key (duplicated) to o, or, without base, made (taken either way). Once ok is
- * false nothing is added and made is freed, so every caller's item has one owner.
+ * Adds to o under key the carried part raw (the compact JSON text the run folder reader
+ * printed, placed as it is and never parsed here) when raw is not NULL, else made (taken
+ * either way). Once ok is false nothing is added and made is freed, so every caller's item
+ * has one owner.
  */
-static bool carry(bool ok, cJSON *o, const char *key, const cJSON *base, cJSON *made)
+static bool carry(bool ok, cJSON *o, const char *key, const char *raw, cJSON *made)
 {
 	cJSON *item = made;
 	if (!ok) {
 		cJSON_Delete(made);
 		return false;
 	}
-	if (base) {
+	if (raw) {
 		cJSON_Delete(made);
-		const cJSON *from = cJSON_GetObjectItemCaseSensitive(base, key);
-		item = from ? cJSON_Duplicate(from, true) : NULL;
+		item = cJSON_CreateRaw(raw);
 	}
 	if (!item || !cJSON_AddItemToObject(o, key, item)) {
 		cJSON_Delete(item);
@@ -845,10 +858,15 @@ static bool carry(bool ok, cJSON *o, const char *key, const cJSON *base, cJSON *
 	return true;
 }
 
-cJSON *ev_record_json(const struct ev_run *ev, const cJSON *base)
+/* base's carried part k, or NULL without a base. */
+static const char *part(const struct ev_folder *base, enum ev_folder_part k)
+{
+	return base ? base->parts[k] : NULL;
+}
+
+cJSON *ev_record_json(const struct ev_run *ev, const struct ev_folder *base)
 {
 	const struct pol_task *t = ev->task;
-	const cJSON *base_phases = base ? cJSON_GetObjectItemCaseSensitive(base, "phases") : NULL;
 	_cleanup_(cJSON_Deletep) cJSON *root = cJSON_CreateObject();
 	if (!root)
 		return NULL;
@@ -870,11 +888,13 @@ cJSON *ev_record_json(const struct ev_run *ev, const cJSON *base)
 	for (size_t i = 0; pol_ok && i < ELEMENTSOF(ev->weakenings) && ev->weakenings[i]; i++)
 		pol_ok = cJSON_AddItemToArray(weak, cJSON_CreateString(ev->weakenings[i]));
 	/* cJSON_AddItemToObject puts policy before created_at, as the schema lists them. */
-	ok = carry(ok, root, "policy", base, pol_ok ? pol : (cJSON_Delete(pol), NULL));
+	ok = carry(ok, root, "policy", part(base, EV_PART_POLICY),
+		   pol_ok ? pol : (cJSON_Delete(pol), NULL));
 
 	char created[40];
 	sup_rfc3339(&ev->created, false, created);
-	ok = carry(ok, root, "created_at", base, cJSON_CreateString(created)) &&
+	ok = carry(ok, root, "created_at", part(base, EV_PART_CREATED_AT),
+		   cJSON_CreateString(created)) &&
 	     add_time(root, "updated_at", &now);
 
 	cJSON *host = cJSON_CreateObject();
@@ -882,22 +902,24 @@ cJSON *ev_record_json(const struct ev_run *ev, const cJSON *base)
 		       cJSON_AddStringToObject(host, "mode",
 					       ev->privileged ? "privileged" : "unprivileged") &&
 		       add_num(host, "cgroup_version", ev->cgroup_version);
-	ok = carry(ok, root, "host", base, host_ok ? host : (cJSON_Delete(host), NULL));
+	ok = carry(ok, root, "host", part(base, EV_PART_HOST),
+		   host_ok ? host : (cJSON_Delete(host), NULL));
 
 	cJSON *phases = ok ? cJSON_AddObjectToObject(root, "phases") : NULL;
 	ok = ok && phases;
 	const char *setup_status = ev->setup_failed ? "failed"
 				   : ev->n_setup_ran ? "ok" : "skipped";
-	ok = carry(ok, phases, "setup", base_phases,
+	ok = carry(ok, phases, "setup", part(base, EV_PART_SETUP),
 			 steps_phase(ev->setup, ev->n_setup_ran, setup_status, ev->setup_ms));
-	ok = carry(ok, phases, "agent", base_phases, agent_json(ev));
+	ok = carry(ok, phases, "agent", part(base, EV_PART_AGENT), agent_json(ev));
 	cJSON *reap = cJSON_CreateObject();
 	bool reap_ok = reap &&
 		       cJSON_AddStringToObject(reap, "status", !ev->agent.ran ? "skipped"
 							       : ev->reap_ok ? "ok" : "failed") &&
 		       cJSON_AddBoolToObject(reap, "cgroup_emptied", ev->agent.res.cg_emptied) &&
 		       add_num(reap, "duration_ms", (double)ev->reap_ms);
-	ok = carry(ok, phases, "reap", base_phases, reap_ok ? reap : (cJSON_Delete(reap), NULL));
+	ok = carry(ok, phases, "reap", part(base, EV_PART_REAP),
+		   reap_ok ? reap : (cJSON_Delete(reap), NULL));
 
 	cJSON *grade = ok ? cJSON_AddObjectToObject(phases, "grade") : NULL;
 	ok = ok && grade &&
@@ -934,11 +956,11 @@ cJSON *ev_record_json(const struct ev_run *ev, const cJSON *base)
 		id = sup_identity_json(&ev->agent.res.identity);
 	else if (ok && !base)
 		id = cJSON_CreateNull();
-	ok = carry(ok, root, "identity", base, id);
+	ok = carry(ok, root, "identity", part(base, EV_PART_IDENTITY), id);
 	return ok ? TAKE_PTR(root) : NULL;
 }
 
-int ev_record_write(const struct ev_run *ev, const cJSON *base)
+int ev_record_write(const struct ev_run *ev, const struct ev_folder *base)
 {
 	_cleanup_(cJSON_Deletep) cJSON *json = ev_record_json(ev, base);
 	if (!json)

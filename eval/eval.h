@@ -22,6 +22,7 @@
 #include "criteria.h"
 #include "run.h"
 #include "task.h"
+#include "verdict.h"
 
 /* Exit codes of `warden eval` and `warden grade` (docs/eval.md). */
 #define EV_EXIT_SUCCESS 0
@@ -136,13 +137,14 @@ void ev_teardown(struct ev_run *ev, int log_fd);
 int ev_exit_code(const struct ev_run *ev);
 
 /*
- * The record of ev as JSON (docs/eval.md). base, when not NULL, is the record being regraded:
- * its setup, agent, reap, identity, created_at, host and policy are carried over unchanged.
+ * The record of ev as JSON (docs/eval.md). base, when not NULL, is what the run folder reader
+ * found in the record being regraded (eval/confined.h): its setup, agent, reap, identity,
+ * created_at, host and policy are carried over unchanged, as the reader printed them.
  */
-cJSON *ev_record_json(const struct ev_run *ev, const cJSON *base);
+cJSON *ev_record_json(const struct ev_run *ev, const struct ev_folder *base);
 
 /* Writes the record atomically into the run folder. Returns 0 or -errno. */
-int ev_record_write(const struct ev_run *ev, const cJSON *base);
+int ev_record_write(const struct ev_run *ev, const struct ev_folder *base);
 
 /* Opens a fresh log (grade.log, setup.log) to be renamed into place by ev_log_commit. */
 int ev_log_open(int dirfd, const char *name, char *tmp, size_t tmp_len);

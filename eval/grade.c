@@ -4,9 +4,12 @@
  * in a fresh sandbox of the recorded policy, with the run's workspace adopted in place.
  *
  * A run folder is untrusted input. Nothing it names runs before the trust gate: the folder,
- * the record (strictly parsed, eval/evrecord.c) and the task (whose digest and policy
- * digest must be the recorded ones) are checked first, then every command and every host
- * path is shown, and only --yes or an interactive yes lets anything run.
+ * the record and the task (whose digest and policy digest must be the recorded ones) are
+ * checked first, then every command and every host path is shown, and only --yes or an
+ * interactive yes lets anything run. The record is never parsed here: a confined child reads
+ * it (eval/confined.c, strictly by eval/evrecord.c) and answers with a validated summary
+ * (struct ev_folder), from which alone this file decides, prints the gate and carries the
+ * agent's phase into the new record.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -20,15 +23,13 @@
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "confined.h"
 #include "eval.h"
-#include "io-util.h"
-#include "evrecord.h"
 #include "rundir.h"
 #include "sandbox.h"
 #include "supervisor.h"
 
 DEFINE_CLEANUP(struct pol_task *, pol_task_free)
-DEFINE_CLEANUP(struct pol_evrec *, pol_evrec_free)
 
 static const char usage_grade[] =
 	"Usage: warden grade [--yes] [--task TASK.yaml] [--json] RUN_DIR...\n"
@@ -47,56 +48,6 @@ static const char usage_grade[] =
 	"the answer was no, or the folder or record is invalid, does not match its task, or was\n"
 	"changed while grading); 4 the host cannot provide the isolation. The highest applies.\n";
 
-/* Reads the record: a regular file, not followed if a symlink, bounded. */
-static int read_record(int dirfd, char **out, size_t *out_len)
-{
-	_cleanup_close_ int fd = openat(dirfd, "record.json", O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
-							       O_NOCTTY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	struct stat st;
-	if (fstat(fd, &st) < 0)
-		return -errno;
-	if (!S_ISREG(st.st_mode))
-		return -EINVAL;
-	size_t cap = EVREC_MAX_INPUT_BYTES + 2;
-	_cleanup_free_ char *buf = malloc(cap);
-	if (!buf)
-		return -ENOMEM;
-	int n = io_read_fd(fd, buf, cap);
-	if (n == -EFBIG)
-		return -E2BIG;
-	if (n < 0)
-		return n;
-	*out = TAKE_PTR(buf);
-	*out_len = (size_t)n;
-	return 0;
-}
-
-static int parse_record(int dirfd, struct pol_evrec **out, char *why, size_t why_len)
-{
-	_cleanup_free_ char *text = NULL;
-	size_t len = 0;
-	int r = read_record(dirfd, &text, &len);
-	if (r < 0) {
-		(void)snprintf(why, why_len, "record.json cannot be read: %s",
-			       r == -EINVAL ? "not a regular file" : strerror(-r));
-		return r;
-	}
-	char reason[512];
-	r = pol_evrec_parse(text, len, out, reason, sizeof(reason));
-	if (r < 0)
-		(void)snprintf(why, why_len, "record.json is invalid: %s", reason);
-	return r;
-}
-
-static const char *obj_str(const cJSON *o, const char *path1, const char *path2)
-{
-	const cJSON *a = cJSON_GetObjectItemCaseSensitive(o, path1);
-	const cJSON *b = a && path2 ? cJSON_GetObjectItemCaseSensitive(a, path2) : a;
-	return cJSON_IsString(b) ? b->valuestring : NULL;
-}
-
 static void show_argv(FILE *f, const char *what, char *const *argv, size_t n, const char *task_id)
 {
 	char **v = ev_substitute(argv, n, task_id);
@@ -107,13 +58,28 @@ static void show_argv(FILE *f, const char *what, char *const *argv, size_t n, co
 	ev_argv_free(v);
 }
 
-/* Prints what grading will run and expose; asks unless yes. Returns 0 to go on, else -EPERM. */
-static int trust_gate(const char *run_dir, const struct pol_task *t, const char *task_digest,
-		      const char *policy_digest, bool yes, char *why, size_t why_len)
+static const char *const agent_words[] = {
+	[EV_FOLDER_AGENT_NONE] = "never ran", [EV_FOLDER_AGENT_OK] = "ok",
+	[EV_FOLDER_AGENT_TIMEOUT] = "timeout", [EV_FOLDER_AGENT_ERROR] = "error",
+	[EV_FOLDER_AGENT_SKIPPED] = "skipped",
+};
+
+/*
+ * Prints what grading will run and expose; asks unless yes. Returns 0 to go on, else -EPERM.
+ * What it says of the run folder comes from the reader's validated summary (rf) alone; the
+ * rest is the task, whose digest is the recorded one.
+ */
+static int trust_gate(const char *run_dir, const struct ev_folder *rf, const struct pol_task *t,
+		      const char *task_digest, const char *policy_digest, bool yes, char *why,
+		      size_t why_len)
 {
 	const struct pol_policy *pol = t->policy;
 	FILE *f = stderr;
 	fprintf(f, "warden grade: %s\n", run_dir);
+	fprintf(f, "  run        %s (recorded %s, graded %" PRIu64 " time%s; agent %s, "
+		"stdout %" PRIu64 " bytes, stderr %" PRIu64 " bytes)\n", rf->run_id,
+		ev_status_name((enum ev_status)rf->status), rf->grades, rf->grades == 1 ? "" : "s",
+		agent_words[rf->agent], rf->stdout_kept, rf->stderr_kept);
 	fprintf(f, "  task       %s (%s)\n", t->source, task_digest);
 	fprintf(f, "  policy     %s\n", policy_digest);
 	_cleanup_free_ char *abs = realpath(run_dir, NULL);
@@ -143,8 +109,8 @@ static int trust_gate(const char *run_dir, const struct pol_task *t, const char 
 			show_argv(f, what, c->command.argv, c->command.n_argv, t->task_id);
 			runs++;
 		} else {
-			fprintf(f, "             %s: %s %s (read by warden, nothing runs)\n", what,
-				pol_task_check_name(c->check), c->path);
+			fprintf(f, "             %s: %s %s (judged by a confined reader, no "
+				"command runs)\n", what, pol_task_check_name(c->check), c->path);
 		}
 	}
 	for (size_t i = 0; i < t->n_teardown; i++) {
@@ -194,27 +160,34 @@ static void grade_one(const char *run_dir, const char *task_path, bool yes,
 	out->status = "REFUSED";
 	struct ev_run ev;
 	ev_run_init(&ev);
-	_cleanup_(pol_evrec_freep) struct pol_evrec *rec = NULL;
+	struct ev_folder rf, again;
+	ev_folder_init(&rf);
+	ev_folder_init(&again);
 	_cleanup_(pol_task_freep) struct pol_task *task = NULL;
 	_cleanup_close_ int ws_fd = -1;
 	_cleanup_close_ int log_fd = -1;
 	_cleanup_free_ char *normal = NULL;
-	_cleanup_(pol_evrec_freep) struct pol_evrec *again = NULL;
 	char tmp[128] = "";
 
+	/*
+	 * Privilege mode first: the run folder's reader, and the criteria judge after it, run as
+	 * the owner of the folder's workspace, never as root.
+	 */
+	ev.privileged = sup_decide_privileged(sup_in_init_userns());
+	struct ev_confined_ids ids = ev_confined_ids_for(ev.privileged);
 	int r = sup_rundir_open(run_dir, &ev.dirfd, why, sizeof(why));
 	if (r >= 0)
-		r = parse_record(ev.dirfd, &rec, why, sizeof(why));
+		r = ev_read_folder(&ids, ev.dirfd, &rf, why, sizeof(why));
 	if (r < 0)
 		goto refused;
 
-	const char *source = task_path ? task_path : rec->task_source;
+	const char *source = task_path ? task_path : rf.task_source;
 	struct pol_diag diag;
 	/* A file that is not the recorded task is not even parsed (its errors could quote it). */
-	r = ev_load_task_digest(source, &task, &diag, ev.task_digest, rec->task_digest);
+	r = ev_load_task_digest(source, &task, &diag, ev.task_digest, rf.task_digest);
 	if (r == -ESTALE) {
 		(void)snprintf(why, sizeof(why), "the task '%.600s' has changed since the run (digest "
-			       "%s, recorded %s)", source, ev.task_digest, rec->task_digest);
+			       "%s, recorded %s)", source, ev.task_digest, rf.task_digest);
 		goto refused;
 	}
 	if (r == -EINVAL || r == -E2BIG) {
@@ -227,14 +200,14 @@ static void grade_one(const char *run_dir, const char *task_path, bool yes,
 			       strerror(-r));
 		goto refused;
 	}
-	if (strcmp(ev.task_digest, rec->task_digest) != 0) {
+	if (strcmp(ev.task_digest, rf.task_digest) != 0) {
 		(void)snprintf(why, sizeof(why), "the task '%.600s' has changed since the run (digest "
-			       "%s, recorded %s)", source, ev.task_digest, rec->task_digest);
+			       "%s, recorded %s)", source, ev.task_digest, rf.task_digest);
 		goto refused;
 	}
-	if (strcmp(task->task_id, rec->task_id) != 0) {
+	if (strcmp(task->task_id, rf.task_id) != 0) {
 		(void)snprintf(why, sizeof(why), "the task's id '%s' is not the recorded '%s'",
-			       task->task_id, rec->task_id);
+			       task->task_id, rf.task_id);
 		goto refused;
 	}
 	if (pol_to_json(task->policy, &normal) < 0) {
@@ -242,10 +215,10 @@ static void grade_one(const char *run_dir, const char *task_path, bool yes,
 		goto refused;
 	}
 	sup_digest_hex(normal, strlen(normal), ev.policy_digest);
-	if (strcmp(ev.policy_digest, rec->policy_digest) != 0) {
+	if (strcmp(ev.policy_digest, rf.policy_digest) != 0) {
 		(void)snprintf(why, sizeof(why), "the task's policy has changed since the run (digest "
 			       "%s, recorded %s): the grade would not run in the run's sandbox",
-			       ev.policy_digest, rec->policy_digest);
+			       ev.policy_digest, rf.policy_digest);
 		goto refused;
 	}
 	if (sup_check_host_paths(task->policy, why, sizeof(why)) < 0 ||
@@ -253,20 +226,15 @@ static void grade_one(const char *run_dir, const char *task_path, bool yes,
 		goto refused;
 
 	/* What the record says happened before grading. */
-	const cJSON *phases = cJSON_GetObjectItemCaseSensitive(rec->json, "phases");
-	const cJSON *agent = cJSON_GetObjectItemCaseSensitive(phases, "agent");
-	const char *setup_status = obj_str(phases, "setup", "status");
-	const char *agent_status = cJSON_IsObject(agent) ? obj_str(agent, "status", NULL) : NULL;
-	const char *reap_status = obj_str(phases, "reap", "status");
-	if (!agent_status || strcmp(agent_status, "error") == 0 ||
-	    (setup_status && strcmp(setup_status, "failed") == 0)) {
+	if (rf.agent == EV_FOLDER_AGENT_NONE || rf.agent == EV_FOLDER_AGENT_ERROR ||
+	    rf.setup == EV_FOLDER_SETUP_FAILED) {
 		(void)snprintf(why, sizeof(why), "the run has no agent work to grade (status %s)",
-			       rec->status);
+			       ev_status_name((enum ev_status)rf.status));
 		out->code = EV_EXIT_ERROR;
 		out->status = "ERROR";
 		goto failed;
 	}
-	if (!reap_status || strcmp(reap_status, "ok") != 0) {
+	if (rf.reap != EV_FOLDER_REAP_OK) {
 		(void)snprintf(why, sizeof(why), "the run's agent was never reaped: a live agent is "
 			       "never graded");
 		out->code = EV_EXIT_ERROR;
@@ -274,7 +242,8 @@ static void grade_one(const char *run_dir, const char *task_path, bool yes,
 		goto failed;
 	}
 
-	r = trust_gate(run_dir, task, ev.task_digest, ev.policy_digest, yes, why, sizeof(why));
+	r = trust_gate(run_dir, &rf, task, ev.task_digest, ev.policy_digest, yes, why,
+		       sizeof(why));
 	if (r < 0)
 		goto refused;
 
@@ -287,22 +256,18 @@ static void grade_one(const char *run_dir, const char *task_path, bool yes,
 	ev.task = task;
 	ev.graded_by_grade = true;
 	(void)snprintf(ev.run_dir, sizeof(ev.run_dir), "%s", run_dir);
-	(void)snprintf(ev.run_id, sizeof(ev.run_id), "%s", rec->run_id);
+	(void)snprintf(ev.run_id, sizeof(ev.run_id), "%s", rf.run_id);
 	(void)snprintf(ev.workspace, sizeof(ev.workspace), "/proc/self/fd/%d", ws_fd);
 	ev.agent.ran = true;
-	if (strcmp(agent_status, "timeout") == 0)
+	if (rf.agent == EV_FOLDER_AGENT_TIMEOUT)
 		ev.agent.res.reason = SUP_REASON_WALL_TIMEOUT;
 	ev.reap_ok = true;
-	ev.grades = rec->grades;
+	ev.grades = rf.grades;
 	ev.stamps = EV_STAMP_REGRADED | (task->n_setup ? EV_STAMP_GRADED_WITHOUT_SETUP : 0);
-	const cJSON *stamps = cJSON_GetObjectItemCaseSensitive(rec->json, "stamps");
-	const cJSON *s;
-	cJSON_ArrayForEach(s, stamps) {
-		if (strcmp(s->valuestring, "agent_output_truncated") == 0)
-			ev.stamps |= EV_STAMP_OUTPUT_TRUNCATED;
-		else if (strcmp(s->valuestring, "no_cgroup") == 0)
-			ev.stamps |= EV_STAMP_NO_CGROUP;
-	}
+	if (rf.output_truncated)
+		ev.stamps |= EV_STAMP_OUTPUT_TRUNCATED;
+	if (rf.no_cgroup)
+		ev.stamps |= EV_STAMP_NO_CGROUP;
 
 	log_fd = ev_log_open(ev.dirfd, "grade.log", tmp, sizeof(tmp));
 	if (log_fd < 0) {
@@ -317,8 +282,8 @@ static void grade_one(const char *run_dir, const char *task_path, bool yes,
 
 	/* The agent's phase must be what it was when we began, or nothing is written. */
 	char why2[512];
-	r = parse_record(ev.dirfd, &again, why2, sizeof(why2));
-	if (r < 0 || strcmp(again->agent_canon, rec->agent_canon) != 0) {
+	r = ev_read_folder(&ids, ev.dirfd, &again, why2, sizeof(why2));
+	if (r < 0 || memcmp(again.agent_digest, rf.agent_digest, sizeof(rf.agent_digest)) != 0) {
 		(void)unlinkat(ev.dirfd, tmp, 0);
 		quarantine(ev.dirfd);
 		(void)snprintf(why, sizeof(why), "record.json changed while it was being graded (%s): "
@@ -328,7 +293,7 @@ static void grade_one(const char *run_dir, const char *task_path, bool yes,
 	}
 	r = ev_log_commit(ev.dirfd, &log_fd, tmp, "grade.log");
 	if (r >= 0)
-		r = ev_record_write(&ev, rec->json);
+		r = ev_record_write(&ev, &rf);
 	if (r < 0) {
 		(void)snprintf(why, sizeof(why), "the record cannot be written: %s", strerror(-r));
 		out->code = EV_EXIT_ERROR;
@@ -339,6 +304,8 @@ static void grade_one(const char *run_dir, const char *task_path, bool yes,
 	out->status = ev_status_name(ev.status);
 	out->graded = ev.graded;
 	out->score_milli = ev.score_milli;
+	ev_folder_done(&rf);
+	ev_folder_done(&again);
 	ev_run_done(&ev);
 	return;
 
@@ -347,6 +314,8 @@ refused:
 	out->status = "REFUSED";
 failed:
 	(void)snprintf(out->error, sizeof(out->error), "%s", why);
+	ev_folder_done(&rf);
+	ev_folder_done(&again);
 	ev_run_done(&ev);
 }
 
