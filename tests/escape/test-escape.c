@@ -1099,8 +1099,7 @@ static void att_daemon(struct esc_fx *f)
 	const bool started = th_wait_stdout(&p, "DAEMON ", 10000);
 	/* Control: while the run lasts, the host sees the probe and its daemon. */
 	const int during = started ? th_count_procs(f->fx.marker, "probe", p.pid) : -1;
-	th_out_done(&f->fx.out);
-	th_finish(&p, &f->fx.out);
+	th_fx_finish(&f->fx, &p);
 	const int after = th_count_procs(f->fx.marker, NULL, 0);
 	char out[64];
 	compact(f->fx.out.out, out, sizeof(out));

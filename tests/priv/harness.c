@@ -1247,6 +1247,12 @@ void th_fx_run(struct th_fx *f, const struct th_opts *o, const char *const *cmd)
 	th_run(o ? o : &def, cmd, &f->out);
 }
 
+void th_fx_finish(struct th_fx *f, struct th_proc *p)
+{
+	th_out_done(&f->out);
+	th_finish(p, &f->out);
+}
+
 void th_fx_expect_err_has(const struct th_fx *f, const char *text)
 {
 	if (!strstr(f->out.err, text)) {

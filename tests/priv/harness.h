@@ -382,6 +382,9 @@ struct th_opts th_fx_opts(const struct th_fx *f, const char *policy);
 /* Runs cmd with o (NULL: th_fx_opts(f, NULL)); the result replaces f->out. */
 void th_fx_run(struct th_fx *f, const struct th_opts *o, const char *const *cmd);
 
+/* th_finish of p (a run started with th_spawn), whose result replaces f->out. */
+void th_fx_finish(struct th_fx *f, struct th_proc *p);
+
 /*
  * Asserts the last run's exit code and, unless out is NULL, its exact stdout; on a mismatch
  * the run is shown first.

@@ -259,8 +259,7 @@ static void test_placement_outside(void **state)
 		assert_true(text[0] != '\0');
 		free(text);
 	}
-	th_out_done(&f->out);
-	th_finish(&p, &f->out);
+	th_fx_finish(f, &p);
 	th_fx_expect(f, 0, NULL);
 	if (!found)
 		fail_msg("no sandbox cgroup warden-%d-* appeared in %s", (int)p.pid, base);

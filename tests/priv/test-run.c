@@ -821,8 +821,7 @@ static void test_daemon_dies_with_run(void **state)
 	bool started = th_wait_stdout(&p, "DAEMON ", 10000);
 	/* Control: while the run lasts, the host sees the probe and its daemon. */
 	int during = started ? th_count_procs(f->marker, "probe", p.pid) : -1;
-	th_out_done(&f->out);
-	th_finish(&p, &f->out);
+	th_fx_finish(f, &p);
 	int after = th_count_procs(f->marker, NULL, 0);
 	if (!started || after != 0)
 		th_show(&f->out);
@@ -858,8 +857,7 @@ static void test_supervisor_killed(void **state)
 	struct timespec t0, t1;
 	(void)clock_gettime(CLOCK_MONOTONIC, &t0);
 	(void)kill(p.pid, SIGKILL);
-	th_out_done(&f->out);
-	th_finish(&p, &f->out);
+	th_fx_finish(f, &p);
 	int left = -1;
 	long ms = 0;
 	do {
@@ -1431,8 +1429,7 @@ static void test_stale_placeholders_collected(void **state)
 	struct th_proc p;
 	int seen = spawn_sleeper(f, "stale", "30", &p);
 	(void)kill(p.pid, SIGKILL); /* warden only; the sandbox dies with it */
-	th_out_done(&f->out);
-	th_finish(&p, &f->out);
+	th_fx_finish(f, &p);
 	int left = 1;
 	for (int i = 0; i < 100 && left; i++) {
 		left = th_count_procs(f->marker, NULL, 0);

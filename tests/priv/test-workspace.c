@@ -717,8 +717,7 @@ static void test_supervisor_killed_interrupted(void **state)
 		}
 	}
 	(void)kill(p.pid, SIGKILL); /* warden only; the sandbox dies with it */
-	th_out_done(&f->out);
-	th_finish(&p, &f->out);
+	th_fx_finish(f, &p);
 	int left = 1;
 	for (int i = 0; i < 500 && left; i++) {
 		left = th_count_procs(f->marker, NULL, 0);
