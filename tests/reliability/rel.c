@@ -30,26 +30,6 @@
 #include "rel.h"
 
 #define CG_ROOT "/sys/fs/cgroup"
-/* The largest record.json we read. */
-#define RECORD_MAX (1u << 20)
-
-static const char base_path[] = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
-static const char *const passed_env[] = { "ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS",
-					   "MSAN_OPTIONS" };
-
-void rel_require_privileged(void)
-{
-	th_require_privileged();
-	(void)th_warden();
-	(void)th_probe();
-}
-
-uint64_t rel_now_ms(void)
-{
-	struct timespec ts;
-	(void)clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
 
 void rel_sleep_ms(unsigned ms)
 {
@@ -322,7 +302,7 @@ static bool held_at(int dfd, const char *name, const struct stat *st,
 	if (locked(st, keys, n))
 		return true;
 	struct statfs sf;
-	if (statfs(REL_IDS_DIR, &sf) < 0 || sf.f_type != OVERLAYFS_SUPER_MAGIC)
+	if (statfs(TH_IDS_DIR, &sf) < 0 || sf.f_type != OVERLAYFS_SUPER_MAGIC)
 		return false;
 	int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
@@ -332,12 +312,12 @@ static bool held_at(int dfd, const char *name, const struct stat *st,
 	return held;
 }
 
-/* Counts the entries of REL_IDS_DIR; with count > 0 only the ids base .. base + count - 1. */
+/* Counts the entries of TH_IDS_DIR; with count > 0 only the ids base .. base + count - 1. */
 static void ids_count(uint32_t base, uint32_t count, struct rel_ids *out)
 {
 	static struct lock_key keys[MAX_LOCKS];
 	out->total = out->held = 0;
-	DIR *d = opendir(REL_IDS_DIR);
+	DIR *d = opendir(TH_IDS_DIR);
 	if (!d)
 		return; /* warden creates it on first use */
 	size_t n = read_locks(keys, MAX_LOCKS);
@@ -376,7 +356,7 @@ int rel_id_state(uint32_t id)
 {
 	static struct lock_key keys[MAX_LOCKS];
 	char path[64];
-	(void)snprintf(path, sizeof(path), REL_IDS_DIR "/%u", id);
+	(void)snprintf(path, sizeof(path), TH_IDS_DIR "/%u", id);
 	struct stat st;
 	if (lstat(path, &st) < 0)
 		return -1;
@@ -386,7 +366,7 @@ int rel_id_state(uint32_t id)
 bool rel_id_remove_stale(uint32_t id)
 {
 	char path[64];
-	(void)snprintf(path, sizeof(path), REL_IDS_DIR "/%u", id);
+	(void)snprintf(path, sizeof(path), TH_IDS_DIR "/%u", id);
 	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return false;
@@ -455,23 +435,6 @@ bool rel_pid_in_scope(pid_t pid)
 	return false;
 }
 
-/* Calls fn(pid, ctx) for every numeric entry of /proc. */
-static void each_pid(void (*fn)(pid_t, void *), void *ctx)
-{
-	DIR *d = opendir("/proc");
-	if (!d)
-		fail_msg("opendir /proc: %s", strerror(errno));
-	struct dirent *de;
-	while ((de = readdir(d))) {
-		char *end;
-		long pid = strtol(de->d_name, &end, 10);
-		if (*end || end == de->d_name || pid <= 0)
-			continue;
-		fn((pid_t)pid, ctx);
-	}
-	(void)closedir(d);
-}
-
 struct ino_set {
 	bool scoped;
 	size_t n;
@@ -500,7 +463,7 @@ static int count_netns(bool scoped)
 	static struct ino_set s;
 	s.scoped = scoped;
 	s.n = 0;
-	each_pid(add_netns, &s);
+	th_each_pid(add_netns, &s);
 	return (int)s.n;
 }
 
@@ -519,40 +482,52 @@ struct zombie_count {
 	int n;
 };
 
-static void add_zombie(pid_t pid, void *ctx)
+bool rel_proc_stat(pid_t pid, char *out_state, pid_t *out_ppid)
 {
-	struct zombie_count *z = ctx;
 	char path[64], buf[1024];
 	(void)snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return;
+		return false;
 	ssize_t len = read(fd, buf, sizeof(buf) - 1);
 	(void)close(fd);
 	if (len <= 0)
-		return;
+		return false;
 	buf[len] = '\0';
 	/* "pid (comm) S ppid ...": comm may hold anything, so look after the last ')'. */
 	char *rp = strrchr(buf, ')');
 	char state = 0;
 	int ppid = 0;
-	if (!rp || sscanf(rp + 1, " %c %d", &state, &ppid) != 2 || state != 'Z')
+	if (!rp || sscanf(rp + 1, " %c %d", &state, &ppid) != 2)
+		return false;
+	*out_state = state;
+	if (out_ppid)
+		*out_ppid = (pid_t)ppid;
+	return true;
+}
+
+static void add_zombie(pid_t pid, void *ctx)
+{
+	struct zombie_count *z = ctx;
+	char state;
+	pid_t ppid;
+	if (!rel_proc_stat(pid, &state, &ppid) || state != 'Z')
 		return;
-	if (!z->scoped || rel_pid_in_scope((pid_t)ppid) || ppid == (int)getpid())
+	if (!z->scoped || rel_pid_in_scope(ppid) || ppid == getpid())
 		z->n++;
 }
 
 int rel_count_zombies(void)
 {
 	struct zombie_count z = { .scoped = true };
-	each_pid(add_zombie, &z);
+	th_each_pid(add_zombie, &z);
 	return z.n;
 }
 
 int rel_count_zombies_host(void)
 {
 	struct zombie_count z = { .scoped = false };
-	each_pid(add_zombie, &z);
+	th_each_pid(add_zombie, &z);
 	return z.n;
 }
 
@@ -604,24 +579,10 @@ enum rel_record rel_record_state(const char *dir, cJSON **out, int *temps)
 	}
 	char path[PATH_MAX];
 	th_pathf(path, "%s/record.json", dir);
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0)
-		return errno == ENOENT || errno == ENOTDIR ? REL_RECORD_ABSENT : REL_RECORD_INVALID;
-	char *buf = malloc(RECORD_MAX + 1);
-	assert_non_null(buf);
 	size_t len = 0;
-	for (;;) {
-		ssize_t n = read(fd, buf + len, RECORD_MAX - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		len += (size_t)n;
-		if (len == RECORD_MAX)
-			break;
-	}
-	(void)close(fd);
-	buf[len] = '\0';
+	char *buf = th_read_file(path, TH_RECORD_MAX, true, &len);
+	if (!buf)
+		return errno == ENOENT || errno == ENOTDIR ? REL_RECORD_ABSENT : REL_RECORD_INVALID;
 	cJSON *root = cJSON_ParseWithLength(buf, len);
 	free(buf);
 	if (!cJSON_IsObject(root)) {
@@ -679,44 +640,37 @@ static void match_worker(pid_t pid, void *ctx)
 pid_t rel_find_worker(pid_t warden)
 {
 	struct worker_search w = { .warden = warden };
-	each_pid(match_worker, &w);
+	th_each_pid(match_worker, &w);
 	return w.found;
 }
 
 int rel_wait_procs(const char *marker, const char *argv0_suffix, pid_t exclude, int want,
 		   bool at_least, unsigned ms)
 {
-	uint64_t end = rel_now_ms() + ms;
+	uint64_t end = th_now_ms() + ms;
 	for (;;) {
 		int n = th_count_procs(marker, argv0_suffix, exclude);
 		if (at_least ? n >= want : n == want)
 			return n;
-		if (rel_now_ms() >= end)
+		if (th_now_ms() >= end)
 			return n;
 		rel_sleep_ms(20);
 	}
 }
 
-int rel_spawn(const char *const *argv, struct rel_run *r)
+int rel_spawn(const struct th_opts *o, const char *const *cmd, struct rel_run *r)
 {
-	const char *envp[16];
-	size_t ne = 0;
-	envp[ne++] = base_path;
-	for (size_t i = 0; i < sizeof(passed_env) / sizeof(passed_env[0]); i++) {
-		size_t len = strlen(passed_env[i]);
-		for (char **v = environ; *v && ne + 1 < sizeof(envp) / sizeof(envp[0]); v++)
-			if (strncmp(*v, passed_env[i], len) == 0 && (*v)[len] == '=')
-				envp[ne++] = *v;
-	}
-	envp[ne] = NULL;
-
+	struct th_exec x;
+	int e = th_exec_build(o, cmd, &x);
+	if (e < 0)
+		return e;
 	memset(r, 0, sizeof(*r));
 	r->pid = -1;
 	r->pidfd = -1;
 	r->outfd = memfd_create("rel-stdout", MFD_CLOEXEC);
 	r->errfd = memfd_create("rel-stderr", MFD_CLOEXEC);
 	if (r->outfd < 0 || r->errfd < 0) {
-		int e = errno;
+		e = errno;
 		if (r->outfd >= 0)
 			(void)close(r->outfd);
 		if (r->errfd >= 0)
@@ -725,10 +679,10 @@ int rel_spawn(const char *const *argv, struct rel_run *r)
 	}
 	(void)fflush(stdout);
 	(void)fflush(stderr);
-	r->t0 = rel_now_ms();
+	r->t0 = th_now_ms();
 	pid_t pid = fork();
 	if (pid < 0) {
-		int e = errno;
+		e = errno;
 		(void)close(r->outfd);
 		(void)close(r->errfd);
 		return -e;
@@ -741,13 +695,13 @@ int rel_spawn(const char *const *argv, struct rel_run *r)
 			_exit(120);
 		if (chdir("/") < 0)
 			_exit(121);
-		execve(argv[0], (char *const *)argv, (char *const *)envp);
+		execve(x.argv[0], (char *const *)x.argv, (char *const *)x.envp);
 		_exit(122);
 	}
 	r->pid = pid;
 	r->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	if (r->pidfd < 0) {
-		int e = errno;
+		e = errno;
 		(void)kill(pid, SIGKILL);
 		(void)waitpid(pid, NULL, 0);
 		(void)close(r->outfd);
@@ -757,21 +711,15 @@ int rel_spawn(const char *const *argv, struct rel_run *r)
 	return 0;
 }
 
-int rel_spawn_measured(const char *const *argv, struct rel_run *r)
+int rel_spawn_measured(const struct th_opts *o, const char *const *cmd, struct rel_run *r)
 {
 	const char *helper = secure_getenv("REL_RUSAGE");
 	if (!helper || !*helper)
 		fail_msg("REL_RUSAGE is not set (run this through 'meson test')");
-	const char *v[64];
-	size_t n = 0;
-	v[n++] = helper;
-	for (size_t i = 0; argv[i]; i++) {
-		if (n + 1 >= sizeof(v) / sizeof(v[0]))
-			return -E2BIG;
-		v[n++] = argv[i];
-	}
-	v[n] = NULL;
-	return rel_spawn(v, r);
+	const char *const prefix[] = { helper, NULL };
+	struct th_opts m = *o;
+	m.prefix = prefix;
+	return rel_spawn(&m, cmd, r);
 }
 
 void rel_reap(struct rel_run *r, unsigned timeout_ms, struct rel_done *d)
@@ -779,7 +727,7 @@ void rel_reap(struct rel_run *r, unsigned timeout_ms, struct rel_done *d)
 	memset(d, 0, sizeof(*d));
 	uint64_t deadline = r->t0 + timeout_ms;
 	for (;;) {
-		uint64_t now = rel_now_ms();
+		uint64_t now = th_now_ms();
 		if (now >= deadline) {
 			(void)kill(-r->pid, SIGKILL);
 			(void)kill(r->pid, SIGKILL);
@@ -794,7 +742,7 @@ void rel_reap(struct rel_run *r, unsigned timeout_ms, struct rel_done *d)
 	int status = 0;
 	while (waitpid(r->pid, &status, 0) < 0 && errno == EINTR)
 		;
-	d->elapsed_ms = rel_now_ms() - r->t0;
+	d->elapsed_ms = th_now_ms() - r->t0;
 	if (d->hard_timeout)
 		d->code = -1;
 	else if (WIFEXITED(status))
@@ -820,36 +768,4 @@ void rel_reap(struct rel_run *r, unsigned timeout_ms, struct rel_done *d)
 	(void)close(r->pidfd);
 	r->outfd = r->errfd = r->pidfd = -1;
 	r->pid = -1;
-}
-
-static void argv_add(const char **v, size_t max, size_t *n, const char *s)
-{
-	if (*n + 1 >= max)
-		fail_msg("warden command line too long");
-	v[(*n)++] = s;
-	v[*n] = NULL;
-}
-
-void rel_warden_argv(const char **v, size_t max, const char *ws, const char *policy,
-		     const char *record, const char *const *cmd)
-{
-	size_t n = 0;
-	const char *opts[][2] = { { "--workspace", ws }, { "--policy", policy },
-				  { "--record", record } };
-	argv_add(v, max, &n, th_warden());
-	argv_add(v, max, &n, "run");
-	for (size_t i = 0; i < sizeof(opts) / sizeof(opts[0]); i++) {
-		if (!opts[i][1])
-			continue;
-		argv_add(v, max, &n, opts[i][0]);
-		argv_add(v, max, &n, opts[i][1]);
-	}
-	argv_add(v, max, &n, "--");
-	for (size_t i = 0; cmd[i]; i++)
-		argv_add(v, max, &n, cmd[i]);
-}
-
-bool rel_contains(const char *haystack, const char *needle)
-{
-	return haystack && strstr(haystack, needle);
 }

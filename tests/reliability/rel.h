@@ -24,20 +24,6 @@
 
 #include "harness.h"
 
-/* Where privileged mode allocates host ids from (policy/default.yaml, user.host_ids). */
-#define REL_HOST_ID_BASE 2000000000u
-#define REL_HOST_ID_COUNT 65536u
-#define REL_IDS_DIR "/run/warden/ids"
-
-/*
- * Ends the program unless warden can run in privileged mode here: exits 77 (skip), or 1 under
- * SBX_TEST_MUST_WORK=1. Also checks that WARDEN and PROBE are set.
- */
-void rel_require_privileged(void);
-
-/* Milliseconds of the monotonic clock. */
-uint64_t rel_now_ms(void);
-
 /* Sleeps ms milliseconds. */
 void rel_sleep_ms(unsigned ms);
 
@@ -80,11 +66,11 @@ void rel_ids_count(struct rel_ids *out);
 /* The same, for the entries of ids base .. base + count - 1 only. */
 void rel_ids_count_range(uint32_t base, uint32_t count, struct rel_ids *out);
 
-/* State of REL_IDS_DIR/<id>: -1 absent, 0 present and not locked, 1 present and locked. */
+/* State of TH_IDS_DIR/<id>: -1 absent, 0 present and not locked, 1 present and locked. */
 int rel_id_state(uint32_t id);
 
 /*
- * Removes REL_IDS_DIR/<id> if nobody holds it, the way a supervisor releases its id (flock,
+ * Removes TH_IDS_DIR/<id> if nobody holds it, the way a supervisor releases its id (flock,
  * check the name still leads to the locked file, unlink, unlock). Returns true when removed.
  */
 bool rel_id_remove_stale(uint32_t id);
@@ -135,6 +121,12 @@ long rel_nspid_inner(pid_t pid);
 long rel_uid_of(pid_t pid);
 
 /*
+ * The state letter ('R', 'S', 'Z', ...) and the parent of pid from /proc/PID/stat, into
+ * *out_state and, when not NULL, *out_ppid. Returns false, writing nothing, when unreadable.
+ */
+bool rel_proc_stat(pid_t pid, char *out_state, pid_t *out_ppid);
+
+/*
  * Waits up to ms for th_count_procs(marker, argv0_suffix, exclude) to reach want (or more
  * with at_least). Returns the last count.
  */
@@ -161,26 +153,18 @@ struct rel_done {
 };
 
 /*
- * Starts argv (argv[0] a path) in its own process group with the harness's environment
- * (PATH and any *SAN_OPTIONS). Returns 0 or -errno.
+ * Starts what th_spawn would start for o and cmd (th_exec_build: the argument vector and the
+ * environment) in its own process group, stdout and stderr into memfds. Unlike th_spawn, stdin
+ * is /dev/null and the working directory / whatever o says, and TH_WARDEN_PID stays as it is.
+ * Returns 0 or -errno.
  */
-int rel_spawn(const char *const *argv, struct rel_run *r);
+int rel_spawn(const struct th_opts *o, const char *const *cmd, struct rel_run *r);
 
 /*
- * rel_spawn through rel-rusage ($REL_RUSAGE), which reports argv's own peak RSS: see
- * rusage.c for why the test program cannot measure it itself.
+ * rel_spawn through rel-rusage ($REL_RUSAGE, which replaces o->prefix), which reports the
+ * peak RSS of what it runs: see rusage.c for why the test program cannot measure it itself.
  */
-int rel_spawn_measured(const char *const *argv, struct rel_run *r);
+int rel_spawn_measured(const struct th_opts *o, const char *const *cmd, struct rel_run *r);
 
 /* Waits for r up to timeout_ms (then SIGKILLs its process group) and reaps it. */
 void rel_reap(struct rel_run *r, unsigned timeout_ms, struct rel_done *d);
-
-/*
- * Builds `warden run --workspace WS [--policy P] [--record R] -- cmd...` into v (at most max
- * entries including the final NULL). Fails the test when it does not fit.
- */
-void rel_warden_argv(const char **v, size_t max, const char *ws, const char *policy,
-		     const char *record, const char *const *cmd);
-
-/* True when haystack contains needle; NULL haystack counts as empty. */
-bool rel_contains(const char *haystack, const char *needle);

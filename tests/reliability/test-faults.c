@@ -37,120 +37,85 @@
 /* How long the sandbox may outlive a killed supervisor (docs/run.md: PDEATHSIG, pid 1). */
 #define SURVIVOR_MS 2000
 
-struct fx {
-	struct th_ws ws;
+/* One test's fixture: the harness's first (see struct th_fx), then what a fault leaves. */
+struct faults_fx {
+	struct th_fx fx;
 	struct rel_cgroups cg;
-	struct th_out out;
-	cJSON *record;
-	char marker[96];
-	char rec[PATH_MAX];
+	char rec[PATH_MAX];         /* the --record folder of the runs */
 	char mnt[PATH_MAX];         /* a tmpfs this test mounted; unmounted at teardown */
 	uint32_t stale_id;          /* the id lock a SIGKILLed supervisor left; removed at teardown */
 };
 
 static int fx_setup(void **state)
 {
-	struct fx *f = calloc(1, sizeof(*f));
-	if (!f)
+	if (th_fx_setup(state, sizeof(struct faults_fx), 0, 0) < 0)
 		return -1;
-	int r = th_ws_new(&f->ws, 0, 0);
-	if (r < 0) {
-		print_error("create a workspace: %s\n", strerror(-r));
-		free(f);
-		return -1;
-	}
+	struct faults_fx *f = *state;
 	rel_cgroups_find(&f->cg);
-	th_marker("faults", f->marker, sizeof(f->marker));
-	th_aux_path(&f->ws, "record", f->rec);
-	*state = f;
+	th_marker("faults", f->fx.marker, sizeof(f->fx.marker));
+	th_aux_path(&f->fx.ws, "record", f->rec);
 	return 0;
 }
 
 static int fx_teardown(void **state)
 {
-	struct fx *f = *state;
-	th_kill_procs(f->marker, 0);
+	struct faults_fx *f = *state;
+	th_kill_procs(f->fx.marker, 0);
 	if (f->mnt[0])
 		(void)umount2(f->mnt, MNT_DETACH);
 	if (f->stale_id)
 		(void)rel_id_remove_stale(f->stale_id);
-	th_out_done(&f->out);
-	cJSON_Delete(f->record);
-	th_ws_remove(&f->ws);
-	free(f);
+	th_fx_free(&f->fx);
 	return 0;
 }
 
-static void show(const struct fx *f)
+/* Options of a run in the fixture's workspace, with --record record unless it is NULL. */
+static struct th_opts opts(struct faults_fx *f, const char *record)
 {
-	print_error("warden exit %d after %llu ms\n--- stdout ---\n%s--- stderr ---\n%s---\n",
-		    f->out.code, (unsigned long long)f->out.elapsed_ms, f->out.out, f->out.err);
-}
-
-static struct th_opts opts(struct fx *f, const char *record)
-{
-	return (struct th_opts){ .workspace = f->ws.dir, .record = record };
+	struct th_opts o = th_fx_opts(&f->fx, NULL);
+	o.record = record;
+	return o;
 }
 
 /* Starts cmd and waits until the probe among its processes runs; returns the probe's pid. */
-static pid_t start_probe(struct fx *f, const struct th_opts *o, const char *const *cmd,
+static pid_t start_probe(struct faults_fx *f, const struct th_opts *o, const char *const *cmd,
 			 struct th_proc *p)
 {
 	assert_int_equal(th_spawn(o, cmd, p), 0);
 	pid_t probe = 0;
-	uint64_t end = rel_now_ms() + 10000;
-	while (!probe && rel_now_ms() < end) {
-		if (th_find_procs(f->marker, "probe", p->pid, &probe, 1) != 1)
+	uint64_t end = th_now_ms() + 10000;
+	while (!probe && th_now_ms() < end) {
+		if (th_find_procs(f->fx.marker, "probe", p->pid, &probe, 1) != 1)
 			probe = 0;
 		if (!probe)
 			rel_sleep_ms(20);
 	}
 	if (!probe) {
 		(void)kill(p->pid, SIGKILL);
-		th_out_done(&f->out);
-		th_finish(p, &f->out);
-		show(f);
+		th_fx_finish(&f->fx, p);
+		th_show(&f->fx.out);
 		fail_msg("the probe never started");
 	}
 	return probe;
 }
 
-/* Runs cmd to its end; f->out gets the result. Returns warden's pid. */
-static pid_t run(struct fx *f, const struct th_opts *o, const char *const *cmd)
+/* Runs cmd to its end; f->fx.out gets the result. Returns warden's pid. */
+static pid_t run(struct faults_fx *f, const struct th_opts *o, const char *const *cmd)
 {
-	struct th_proc p;
-	assert_int_equal(th_spawn(o, cmd, &p), 0);
-	pid_t pid = p.pid;
-	th_out_done(&f->out);
-	th_finish(&p, &f->out);
-	return pid;
-}
-
-static void expect_code(const struct fx *f, int code)
-{
-	if (f->out.code != code)
-		show(f);
-	assert_int_equal(f->out.code, code);
-}
-
-static void expect_stderr(const struct fx *f, const char *needle)
-{
-	if (!rel_contains(f->out.err, needle)) {
-		show(f);
-		fail_msg("stderr lacks '%s'", needle);
-	}
+	th_fx_run(&f->fx, o, cmd);
+	return f->fx.out.pid;
 }
 
 /* No process of the sandbox on the host: every process with the marker is gone. */
-static void expect_no_survivor(const struct fx *f, unsigned ms)
+static void expect_no_survivor(const struct faults_fx *f, unsigned ms)
 {
-	int left = rel_wait_procs(f->marker, NULL, 0, 0, false, ms);
+	int left = rel_wait_procs(f->fx.marker, NULL, 0, 0, false, ms);
 	if (left)
 		fail_msg("%d process(es) of the sandbox outlived it by %u ms", left, ms);
 }
 
 /* Supervisor pid's cgroups are gone. */
-static void expect_cgroup_removed(const struct fx *f, pid_t warden)
+static void expect_cgroup_removed(const struct faults_fx *f, pid_t warden)
 {
 	char names[1024];
 	if (rel_cgroups_count(&f->cg, warden, names, sizeof(names)) != 0)
@@ -158,12 +123,12 @@ static void expect_cgroup_removed(const struct fx *f, pid_t warden)
 }
 
 /* The record folder holds a whole record.json or none, and no temporary file. */
-static enum rel_record expect_no_torn_record(struct fx *f, const char *dir)
+static enum rel_record expect_no_torn_record(struct faults_fx *f, const char *dir)
 {
 	int temps = -1;
-	cJSON_Delete(f->record);
-	f->record = NULL;
-	enum rel_record st = rel_record_state(dir, &f->record, &temps);
+	cJSON_Delete(f->fx.record);
+	f->fx.record = NULL;
+	enum rel_record st = rel_record_state(dir, &f->fx.record, &temps);
 	if (st == REL_RECORD_INVALID)
 		fail_msg("%s/record.json is half-written", dir);
 	if (temps)
@@ -175,13 +140,13 @@ static enum rel_record expect_no_torn_record(struct fx *f, const char *dir)
 static void expect_id_released(const cJSON *record)
 {
 	uint32_t id = (uint32_t)th_json_num(record, "sandbox.host_uid");
-	assert_true(id >= REL_HOST_ID_BASE);
+	assert_true(id >= TH_HOST_ID_BASE);
 	if (rel_id_state(id) != -1)
-		fail_msg("%s/%u is still there after the run", REL_IDS_DIR, id);
+		fail_msg("%s/%u is still there after the run", TH_IDS_DIR, id);
 }
 
 /* While cmd runs (control for the "removed" checks): one cgroup per hierarchy. */
-static void expect_cgroup_present(const struct fx *f, pid_t warden)
+static void expect_cgroup_present(const struct faults_fx *f, pid_t warden)
 {
 	char names[1024];
 	int n = rel_cgroups_count(&f->cg, warden, names, sizeof(names));
@@ -195,7 +160,7 @@ static void expect_cgroup_present(const struct fx *f, pid_t warden)
 /* Control: the record checks do see a half-written record and a leftover temporary file. */
 static void test_record_checks_can_fail(void **state)
 {
-	struct fx *f = *state;
+	struct faults_fx *f = *state;
 	char path[PATH_MAX];
 	int temps = -1;
 	assert_int_equal(mkdir(f->rec, 0755), 0);
@@ -214,10 +179,10 @@ static void test_record_checks_can_fail(void **state)
 
 static void test_worker_sigkill(void **state)
 {
-	struct fx *f = *state;
+	struct faults_fx *f = *state;
 	struct th_opts o = opts(f, f->rec);
 	struct th_proc p;
-	(void)start_probe(f, &o, TH_CMD(TH_PROBE, "sleep", "30", f->marker), &p);
+	(void)start_probe(f, &o, TH_CMD(TH_PROBE, "sleep", "30", f->fx.marker), &p);
 	pid_t warden = p.pid;
 	pid_t worker = rel_find_worker(warden);
 	long inner = worker ? rel_nspid_inner(worker) : -1;
@@ -226,79 +191,76 @@ static void test_worker_sigkill(void **state)
 		(void)kill(worker, SIGKILL);
 	else
 		(void)kill(warden, SIGKILL);
-	th_out_done(&f->out);
-	th_finish(&p, &f->out);
+	th_fx_finish(&f->fx, &p);
 	if (!worker)
 		fail_msg("no child of warden %d is pid 1 of a pid namespace", (int)warden);
 	assert_int_equal(inner, 1);
 
 	/* The worker ended before reporting the command's end: a protocol violation. */
-	expect_code(f, 123);
-	expect_stderr(f, "protocol violation");
+	th_fx_expect(&f->fx, 123, NULL);
+	th_fx_expect_err_has(&f->fx, "protocol violation");
 	expect_no_survivor(f, SURVIVOR_MS);
 	expect_cgroup_removed(f, warden);
 	assert_int_equal(expect_no_torn_record(f, f->rec), REL_RECORD_VALID);
-	assert_string_equal(th_json_str(f->record, "exit.reason"), "protocol-violation");
-	assert_int_equal((int)th_json_num(f->record, "exit.code"), 123);
-	const char *why = th_json_str(f->record, "violation.reason");
+	assert_string_equal(th_json_str(f->fx.record, "exit.reason"), "protocol-violation");
+	assert_int_equal((int)th_json_num(f->fx.record, "exit.code"), 123);
+	const char *why = th_json_str(f->fx.record, "violation.reason");
 	print_message("worker SIGKILLed: exit 123, violation '%s'\n", why);
 	assert_true(strlen(why) > 0);
-	assert_true(th_json_bool(f->record, "sandbox.cgroup_emptied"));
-	expect_id_released(f->record);
+	assert_true(th_json_bool(f->fx.record, "sandbox.cgroup_emptied"));
+	expect_id_released(f->fx.record);
 }
 
 static void test_supervisor_sigterm(void **state)
 {
-	struct fx *f = *state;
+	struct faults_fx *f = *state;
 	struct th_opts o = opts(f, f->rec);
 	struct th_proc p;
-	(void)start_probe(f, &o, TH_CMD(TH_PROBE, "sleep", "30", f->marker), &p);
+	(void)start_probe(f, &o, TH_CMD(TH_PROBE, "sleep", "30", f->fx.marker), &p);
 	pid_t warden = p.pid;
 	expect_cgroup_present(f, warden);
 	(void)kill(warden, SIGTERM);
-	th_out_done(&f->out);
-	th_finish(&p, &f->out);
+	th_fx_finish(&f->fx, &p);
 
-	expect_code(f, 128 + SIGTERM);
-	expect_stderr(f, "received signal 15");
+	th_fx_expect(&f->fx, 128 + SIGTERM, NULL);
+	th_fx_expect_err_has(&f->fx, "received signal 15");
 	expect_no_survivor(f, SURVIVOR_MS);
 	expect_cgroup_removed(f, warden);
 	assert_int_equal(expect_no_torn_record(f, f->rec), REL_RECORD_VALID);
-	assert_string_equal(th_json_str(f->record, "exit.reason"), "signaled");
-	assert_int_equal((int)th_json_num(f->record, "exit.code"), 128 + SIGTERM);
-	assert_int_equal((int)th_json_num(f->record, "exit.signal"), SIGTERM);
-	assert_true(th_json_bool(f->record, "sandbox.cgroup_emptied"));
-	expect_id_released(f->record);
+	assert_string_equal(th_json_str(f->fx.record, "exit.reason"), "signaled");
+	assert_int_equal((int)th_json_num(f->fx.record, "exit.code"), 128 + SIGTERM);
+	assert_int_equal((int)th_json_num(f->fx.record, "exit.signal"), SIGTERM);
+	assert_true(th_json_bool(f->fx.record, "sandbox.cgroup_emptied"));
+	expect_id_released(f->fx.record);
 }
 
 /*
  * SIGKILLs a supervisor whose probe runs: returns its pid and the sandbox's host uid, having
  * checked that nothing of the sandbox survives and that nothing was recorded.
  */
-static pid_t kill_supervisor(struct fx *f, uint32_t *host_id)
+static pid_t kill_supervisor(struct faults_fx *f, uint32_t *host_id)
 {
 	struct th_opts o = opts(f, f->rec);
 	struct th_proc p;
-	pid_t probe = start_probe(f, &o, TH_CMD(TH_PROBE, "sleep", "30", f->marker), &p);
+	pid_t probe = start_probe(f, &o, TH_CMD(TH_PROBE, "sleep", "30", f->fx.marker), &p);
 	pid_t warden = p.pid;
 	long uid = rel_uid_of(probe);
 	/* Controls: while it runs, its cgroups exist and its id is held. */
 	expect_cgroup_present(f, warden);
 	int id_during = uid > 0 ? rel_id_state((uint32_t)uid) : -2;
-	uint64_t t0 = rel_now_ms();
+	uint64_t t0 = th_now_ms();
 	(void)kill(warden, SIGKILL);
 	/* Within SURVIVOR_MS of the kill, nothing with the marker is left. */
-	int left = rel_wait_procs(f->marker, NULL, 0, 0, false, SURVIVOR_MS);
-	uint64_t gone_ms = rel_now_ms() - t0;
-	th_out_done(&f->out);
-	th_finish(&p, &f->out);
-	expect_code(f, 128 + SIGKILL);
+	int left = rel_wait_procs(f->fx.marker, NULL, 0, 0, false, SURVIVOR_MS);
+	uint64_t gone_ms = th_now_ms() - t0;
+	th_fx_finish(&f->fx, &p);
+	th_fx_expect(&f->fx, 128 + SIGKILL, NULL);
 	if (left)
 		fail_msg("%d process(es) of the sandbox outlived the supervisor by %u ms", left,
 			 SURVIVOR_MS);
 	print_message("supervisor SIGKILLed: sandbox gone %llu ms after\n",
 		      (unsigned long long)gone_ms);
-	assert_true(uid >= (long)REL_HOST_ID_BASE);
+	assert_true(uid >= (long)TH_HOST_ID_BASE);
 	assert_int_equal(id_during, 1);
 	/* Killed before it could write anything: no record, no temporary file. */
 	assert_int_equal(expect_no_torn_record(f, f->rec), REL_RECORD_ABSENT);
@@ -309,7 +271,7 @@ static pid_t kill_supervisor(struct fx *f, uint32_t *host_id)
 /* After a supervisor SIGKILL: its cgroup stays until the next warden starts, which removes it. */
 static void test_supervisor_sigkill(void **state)
 {
-	struct fx *f = *state;
+	struct faults_fx *f = *state;
 	uint32_t id;
 	pid_t warden = kill_supervisor(f, &id);
 
@@ -319,18 +281,18 @@ static void test_supervisor_sigkill(void **state)
 	print_message("stale cgroup(s) of supervisor %d: %s\n", (int)warden, names);
 	assert_true(stale >= 1);
 	/* Its processes are gone (rmdir of a v1 cgroup fails while any task is listed). */
-	uint64_t end = rel_now_ms() + SURVIVOR_MS;
-	while (rel_cgroups_procs(&f->cg, warden) > 0 && rel_now_ms() < end)
+	uint64_t end = th_now_ms() + SURVIVOR_MS;
+	while (rel_cgroups_procs(&f->cg, warden) > 0 && th_now_ms() < end)
 		rel_sleep_ms(20);
 	assert_int_equal(rel_cgroups_procs(&f->cg, warden), 0);
 
 	struct th_opts o = opts(f, NULL);
 	pid_t next = run(f, &o, TH_CMD(TH_PROBE, "exit", "0"));
-	expect_code(f, 0);
+	th_fx_expect(&f->fx, 0, NULL);
 	expect_cgroup_removed(f, warden);
 	expect_cgroup_removed(f, next);
 	print_message("after the next start: no cgroup of supervisor %d; its id lock %s/%u is %s\n",
-		      (int)warden, REL_IDS_DIR, id,
+		      (int)warden, TH_IDS_DIR, id,
 		      rel_id_state(id) < 0 ? "gone" : "still there (not collected)");
 }
 
@@ -341,52 +303,52 @@ static void test_supervisor_sigkill(void **state)
  */
 static void test_supervisor_sigkill_id_lock(void **state)
 {
-	struct fx *f = *state;
+	struct faults_fx *f = *state;
 	uint32_t id;
 	(void)kill_supervisor(f, &id);
 	/* Control: the dead supervisor's lock file is there, and nobody holds it. */
 	assert_int_equal(rel_id_state(id), 0);
 	struct th_opts o = opts(f, NULL);
 	(void)run(f, &o, TH_CMD(TH_PROBE, "exit", "0"));
-	expect_code(f, 0);
+	th_fx_expect(&f->fx, 0, NULL);
 	if (rel_id_state(id) != -1)
 		fail_msg("%s/%u of the SIGKILLed supervisor is still there after the next start",
-			 REL_IDS_DIR, id);
+			 TH_IDS_DIR, id);
 }
 
 static void test_wall_timeout(void **state)
 {
-	struct fx *f = *state;
+	struct faults_fx *f = *state;
 	struct th_opts o = opts(f, f->rec);
 	o.timeout = "1";
-	pid_t warden = run(f, &o, TH_CMD(TH_PROBE, "sleep", "30", f->marker));
-	expect_code(f, 124);
-	assert_in_range(f->out.elapsed_ms, 900, 5000);
-	expect_stderr(f, "wall-clock limit");
+	pid_t warden = run(f, &o, TH_CMD(TH_PROBE, "sleep", "30", f->fx.marker));
+	th_fx_expect(&f->fx, 124, NULL);
+	assert_in_range(f->fx.out.elapsed_ms, 900, 5000);
+	th_fx_expect_err_has(&f->fx, "wall-clock limit");
 	expect_no_survivor(f, SURVIVOR_MS);
 	expect_cgroup_removed(f, warden);
 	assert_int_equal(expect_no_torn_record(f, f->rec), REL_RECORD_VALID);
-	assert_string_equal(th_json_str(f->record, "exit.reason"), "wall-timeout");
-	assert_int_equal((int)th_json_num(f->record, "exit.code"), 124);
-	assert_true(th_json_bool(f->record, "sandbox.cgroup_emptied"));
-	expect_id_released(f->record);
+	assert_string_equal(th_json_str(f->fx.record, "exit.reason"), "wall-timeout");
+	assert_int_equal((int)th_json_num(f->fx.record, "exit.code"), 124);
+	assert_true(th_json_bool(f->fx.record, "sandbox.cgroup_emptied"));
+	expect_id_released(f->fx.record);
 }
 
 /* --record under a regular file: the record cannot be written, and the run says so. */
 static void test_record_parent_is_file(void **state)
 {
-	struct fx *f = *state;
+	struct faults_fx *f = *state;
 	char file[PATH_MAX], rec[PATH_MAX];
-	th_aux_path(&f->ws, "file", file);
+	th_aux_path(&f->fx.ws, "file", file);
 	assert_int_equal(th_write_file(file, "keep\n"), 0);
 	th_pathf(rec, "%s/rec", file);
 
 	/* The command succeeded, the record failed: 125. */
 	struct th_opts o = opts(f, rec);
-	pid_t warden = run(f, &o, TH_CMD(TH_PROBE, "sleep", "0", f->marker));
-	expect_code(f, 125);
-	expect_stderr(f, "write the run record");
-	expect_stderr(f, "Not a directory");
+	pid_t warden = run(f, &o, TH_CMD(TH_PROBE, "sleep", "0", f->fx.marker));
+	th_fx_expect(&f->fx, 125, NULL);
+	th_fx_expect_err_has(&f->fx, "write the run record");
+	th_fx_expect_err_has(&f->fx, "Not a directory");
 	expect_no_survivor(f, SURVIVOR_MS);
 	expect_cgroup_removed(f, warden);
 	struct stat st;
@@ -396,16 +358,16 @@ static void test_record_parent_is_file(void **state)
 
 	/* The command failed on its own: its status is kept, the record error still shown. */
 	warden = run(f, &o, TH_CMD(TH_PROBE, "exit", "3"));
-	expect_code(f, 3);
-	expect_stderr(f, "write the run record");
+	th_fx_expect(&f->fx, 3, NULL);
+	th_fx_expect_err_has(&f->fx, "write the run record");
 	expect_cgroup_removed(f, warden);
 }
 
 /* Mounts a tmpfs of `size` at aux/name in a mount namespace of this process's own. */
-static void mount_tmpfs(struct fx *f, const char *name, const char *size)
+static void mount_tmpfs(struct faults_fx *f, const char *name, const char *size)
 {
 	rel_private_mounts();
-	th_pathf(f->mnt, "%s/%s", f->ws.aux, name);
+	th_pathf(f->mnt, "%s/%s", f->fx.ws.aux, name);
 	assert_int_equal(mkdir(f->mnt, 0755), 0);
 	char data[64];
 	(void)snprintf(data, sizeof(data), "size=%s,mode=0755", size);
@@ -419,7 +381,7 @@ static void mount_tmpfs(struct fx *f, const char *name, const char *size)
 /* The record folder is on a read-only file system. */
 static void test_record_dir_readonly(void **state)
 {
-	struct fx *f = *state;
+	struct faults_fx *f = *state;
 	mount_tmpfs(f, "ro", "1m");
 	char rec[PATH_MAX];
 	th_pathf(rec, "%s/rec", f->mnt);
@@ -432,30 +394,25 @@ static void test_record_dir_readonly(void **state)
 	assert_int_equal(th_write_file(probe_file, "x"), -EROFS);
 
 	struct th_opts o = opts(f, rec);
-	pid_t warden = run(f, &o, TH_CMD(TH_PROBE, "sleep", "0", f->marker));
-	expect_code(f, 125);
-	expect_stderr(f, "write the run record");
-	expect_stderr(f, "Read-only file system");
+	pid_t warden = run(f, &o, TH_CMD(TH_PROBE, "sleep", "0", f->fx.marker));
+	th_fx_expect(&f->fx, 125, NULL);
+	th_fx_expect_err_has(&f->fx, "write the run record");
+	th_fx_expect_err_has(&f->fx, "Read-only file system");
 	expect_no_survivor(f, SURVIVOR_MS);
 	expect_cgroup_removed(f, warden);
 	assert_int_equal(expect_no_torn_record(f, rec), REL_RECORD_ABSENT);
 }
 
-static char *slurp(const char *path, size_t *len)
+/* The record file path still holds exactly the len bytes of before. */
+static void expect_record_kept(const char *path, const char *before, size_t len)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	size_t now_len = 0;
+	char *now = th_read_file(path, TH_RECORD_MAX, true, &now_len);
+	if (!now)
 		fail_msg("open %s: %s", path, strerror(errno));
-	struct stat st;
-	assert_int_equal(fstat(fd, &st), 0);
-	char *buf = malloc((size_t)st.st_size + 1);
-	assert_non_null(buf);
-	ssize_t n = read(fd, buf, (size_t)st.st_size);
-	(void)close(fd);
-	assert_int_equal(n, st.st_size);
-	buf[n] = '\0';
-	*len = (size_t)n;
-	return buf;
+	assert_int_equal(now_len, len);
+	assert_memory_equal(now, before, len);
+	free(now);
 }
 
 static unsigned long long free_bytes(const char *path)
@@ -489,7 +446,7 @@ static off_t fill(const char *path)
  */
 static void test_record_disk_full(void **state)
 {
-	struct fx *f = *state;
+	struct faults_fx *f = *state;
 	mount_tmpfs(f, "full", "64k");
 	char rec[PATH_MAX], filler[PATH_MAX], recfile[PATH_MAX];
 	th_pathf(rec, "%s/rec", f->mnt);
@@ -499,28 +456,26 @@ static void test_record_disk_full(void **state)
 	/* A first record, while there is room. */
 	struct th_opts o = opts(f, rec);
 	(void)run(f, &o, TH_CMD(TH_PROBE, "exit", "3"));
-	expect_code(f, 3);
+	th_fx_expect(&f->fx, 3, NULL);
 	assert_int_equal(expect_no_torn_record(f, rec), REL_RECORD_VALID);
-	assert_int_equal((int)th_json_num(f->record, "exit.status"), 3);
-	size_t before_len;
-	char *before = slurp(recfile, &before_len);
+	assert_int_equal((int)th_json_num(f->fx.record, "exit.status"), 3);
+	size_t before_len = 0;
+	char *before = th_read_file(recfile, TH_RECORD_MAX, true, &before_len);
+	if (!before)
+		fail_msg("open %s: %s", recfile, strerror(errno));
 
 	/* Full: not a byte free. */
 	off_t filled = fill(filler);
 	assert_true(filled > 0);
 	assert_int_equal(free_bytes(f->mnt), 0);
-	pid_t warden = run(f, &o, TH_CMD(TH_PROBE, "sleep", "0", f->marker));
-	expect_code(f, 125);
-	expect_stderr(f, "write the run record");
-	expect_stderr(f, "No space left on device");
+	pid_t warden = run(f, &o, TH_CMD(TH_PROBE, "sleep", "0", f->fx.marker));
+	th_fx_expect(&f->fx, 125, NULL);
+	th_fx_expect_err_has(&f->fx, "write the run record");
+	th_fx_expect_err_has(&f->fx, "No space left on device");
 	expect_no_survivor(f, SURVIVOR_MS);
 	expect_cgroup_removed(f, warden);
 	assert_int_equal(expect_no_torn_record(f, rec), REL_RECORD_VALID);
-	size_t len;
-	char *now = slurp(recfile, &len);
-	assert_int_equal(len, before_len);
-	assert_memory_equal(now, before, len);
-	free(now);
+	expect_record_kept(recfile, before, before_len);
 
 	/* Almost full: one page free, and a record (a long argument) that needs more. */
 	int fd = open(filler, O_WRONLY | O_CLOEXEC);
@@ -532,27 +487,24 @@ static void test_record_disk_full(void **state)
 	char long_arg[12288];
 	memset(long_arg, 'r', sizeof(long_arg) - 1);
 	long_arg[sizeof(long_arg) - 1] = '\0';
-	memcpy(long_arg, f->marker, strlen(f->marker));
+	memcpy(long_arg, f->fx.marker, strlen(f->fx.marker));
 	warden = run(f, &o, TH_CMD(TH_PROBE, "sleep", "0", long_arg));
-	expect_code(f, 125);
-	expect_stderr(f, "No space left on device");
+	th_fx_expect(&f->fx, 125, NULL);
+	th_fx_expect_err_has(&f->fx, "No space left on device");
 	expect_cgroup_removed(f, warden);
 	assert_int_equal(expect_no_torn_record(f, rec), REL_RECORD_VALID);
-	now = slurp(recfile, &len);
-	assert_int_equal(len, before_len);
-	assert_memory_equal(now, before, len);
-	free(now);
+	expect_record_kept(recfile, before, before_len);
 	/* The partial temporary file was removed, so its pages are free again. */
 	assert_int_equal(free_bytes(f->mnt), room);
 
 	/* Room again: the next run writes a complete record of its own. */
 	assert_int_equal(unlink(filler), 0);
 	(void)run(f, &o, TH_CMD(TH_PROBE, "sleep", "0", long_arg));
-	expect_code(f, 0);
+	th_fx_expect(&f->fx, 0, NULL);
 	assert_int_equal(expect_no_torn_record(f, rec), REL_RECORD_VALID);
-	assert_string_equal(th_json_str(f->record, "exit.reason"), "exited");
-	assert_int_equal((int)th_json_num(f->record, "exit.code"), 0);
-	const cJSON *cmd = th_json_at(f->record, "command");
+	assert_string_equal(th_json_str(f->fx.record, "exit.reason"), "exited");
+	assert_int_equal((int)th_json_num(f->fx.record, "exit.code"), 0);
+	const cJSON *cmd = th_json_at(f->fx.record, "command");
 	assert_int_equal(cJSON_GetArraySize(cmd), 4);
 	assert_string_equal(cJSON_GetArrayItem(cmd, 3)->valuestring, long_arg);
 	free(before);
@@ -565,7 +517,7 @@ static void test_record_disk_full(void **state)
 
 int main(void)
 {
-	rel_require_privileged();
+	th_require_privileged();
 	const struct CMUnitTest tests[] = {
 		T(test_record_checks_can_fail),
 		T(test_worker_sigkill),

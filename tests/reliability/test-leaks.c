@@ -65,29 +65,45 @@ struct counts {
 	struct rel_ids ids, ids_host;
 };
 
-struct fx {
-	struct th_ws ws[PARALLEL_SLOTS];
+/*
+ * One test's fixture: the harness's first (see struct th_fx), whose workspace is slot 0's, and
+ * a workspace of its own for each further slot.
+ */
+struct leaks_fx {
+	struct th_fx fx;
+	struct th_ws more_ws[PARALLEL_SLOTS - 1];
+	struct th_ws *ws[PARALLEL_SLOTS];
 	char policy[PARALLEL_SLOTS][PATH_MAX];
 	uint32_t id_base;
 	struct rel_cgroups cg;
 	pid_t pids[MAX_RUNS];       /* every supervisor this test started */
 	size_t n_pids;
-	char marker[96];
 	char mnt[PATH_MAX];
 };
 
+static int fx_teardown(void **state)
+{
+	struct leaks_fx *f = *state;
+	if (f->mnt[0])
+		(void)umount2(f->mnt, MNT_DETACH);
+	for (int i = 0; i < PARALLEL_SLOTS - 1; i++)
+		th_ws_remove(&f->more_ws[i]);
+	th_fx_free(&f->fx);
+	return 0;
+}
+
 static int fx_setup(void **state)
 {
-	struct fx *f = calloc(1, sizeof(*f));
-	if (!f)
+	if (th_fx_setup(state, sizeof(struct leaks_fx), 0, 0) < 0)
 		return -1;
-	for (int i = 0; i < PARALLEL_SLOTS; i++) {
-		int r = th_ws_new(&f->ws[i], 0, 0);
+	struct leaks_fx *f = *state;
+	f->ws[0] = &f->fx.ws;
+	for (int i = 1; i < PARALLEL_SLOTS; i++) {
+		f->ws[i] = &f->more_ws[i - 1];
+		int r = th_ws_new(f->ws[i], 0, 0);
 		if (r < 0) {
 			print_error("create a workspace: %s\n", strerror(-r));
-			for (int j = 0; j < i; j++)
-				th_ws_remove(&f->ws[j]);
-			free(f);
+			(void)fx_teardown(state);
 			return -1;
 		}
 	}
@@ -96,34 +112,21 @@ static int fx_setup(void **state)
 		char yaml[128];
 		(void)snprintf(yaml, sizeof(yaml), "user: { host_ids: { base: %u, count: %u } }\n",
 			       f->id_base, ID_RANGE_COUNT);
-		th_policy(&f->ws[i], yaml, f->policy[i]);
+		th_policy(f->ws[i], yaml, f->policy[i]);
 	}
 	rel_cgroups_find(&f->cg);
-	th_marker("leaks", f->marker, sizeof(f->marker));
-	*state = f;
+	th_marker("leaks", f->fx.marker, sizeof(f->fx.marker));
 	return 0;
 }
 
-static void note_pid(struct fx *f, pid_t pid)
+static void note_pid(struct leaks_fx *f, pid_t pid)
 {
 	if (f->n_pids == MAX_RUNS)
 		fail_msg("more than %d runs", MAX_RUNS);
 	f->pids[f->n_pids++] = pid;
 }
 
-static int fx_teardown(void **state)
-{
-	struct fx *f = *state;
-	th_kill_procs(f->marker, 0);
-	if (f->mnt[0])
-		(void)umount2(f->mnt, MNT_DETACH);
-	for (int i = 0; i < PARALLEL_SLOTS; i++)
-		th_ws_remove(&f->ws[i]);
-	free(f);
-	return 0;
-}
-
-static void take(const struct fx *f, struct counts *c)
+static void take(const struct leaks_fx *f, struct counts *c)
 {
 	c->fds = rel_count_fds();
 	c->mounts = rel_count_mounts();
@@ -156,12 +159,12 @@ static const char *grown(const struct counts *b, const struct counts *a)
 }
 
 /* Retakes *a until nothing has grown since *b or SETTLE_MS pass; returns what grew. */
-static const char *settle(const struct fx *f, const struct counts *b, struct counts *a)
+static const char *settle(const struct leaks_fx *f, const struct counts *b, struct counts *a)
 {
-	uint64_t end = rel_now_ms() + SETTLE_MS;
+	uint64_t end = th_now_ms() + SETTLE_MS;
 	take(f, a);
 	const char *what;
-	while ((what = grown(b, a)) && rel_now_ms() < end) {
+	while ((what = grown(b, a)) && th_now_ms() < end) {
 		rel_sleep_ms(100);
 		take(f, a);
 	}
@@ -203,7 +206,7 @@ struct batch {
 };
 
 /* Checks one finished run: exit 0, and no cgroup of its supervisor left. */
-static void check_run(struct fx *f, struct batch *b, const struct rel_done *d)
+static void check_run(struct leaks_fx *f, struct batch *b, const struct rel_done *d)
 {
 	pid_t pid = d->child;
 	long rss = d->maxrss_kib;
@@ -234,16 +237,15 @@ static void check_run(struct fx *f, struct batch *b, const struct rel_done *d)
 }
 
 /* Starts `probe exit 0` (or cmd) in the workspace of slot, with this test's host id range. */
-static void start_cmd(struct fx *f, int slot, struct rel_run *r, const char *const *cmd)
+static void start_cmd(struct leaks_fx *f, int slot, struct rel_run *r, const char *const *cmd)
 {
-	const char *argv[16];
-	rel_warden_argv(argv, 16, f->ws[slot].dir, f->policy[slot], NULL, cmd);
-	int e = rel_spawn_measured(argv, r);
+	struct th_opts o = { .workspace = f->ws[slot]->dir, .policy = f->policy[slot] };
+	int e = rel_spawn_measured(&o, cmd, r);
 	if (e < 0)
 		fail_msg("spawn warden: %s", strerror(-e));
 }
 
-static void start(struct fx *f, int slot, struct rel_run *r)
+static void start(struct leaks_fx *f, int slot, struct rel_run *r)
 {
 	start_cmd(f, slot, r, TH_CMD(TH_PROBE, "exit", "0"));
 }
@@ -265,34 +267,26 @@ static void report(const char *title, const struct batch *b, const struct counts
 
 static bool is_zombie(pid_t pid)
 {
-	char path[64], buf[512];
-	(void)snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	FILE *fp = fopen(path, "re");
-	if (!fp)
-		return false;
-	size_t n = fread(buf, 1, sizeof(buf) - 1, fp);
-	(void)fclose(fp);
-	buf[n] = '\0';
-	const char *rp = strrchr(buf, ')');
-	return rp && rp[1] == ' ' && rp[2] == 'Z';
+	char state;
+	return rel_proc_stat(pid, &state, NULL) && state == 'Z';
 }
 
 /* Each counter moves when there is something to count: the assertions below can fail. */
 static void test_counters_move(void **state)
 {
-	struct fx *f = *state;
+	struct leaks_fx *f = *state;
 	rel_private_mounts();
 	struct counts before, during, after;
 	take(f, &before);
 
 	/* A running sandbox: a network namespace, a cgroup per hierarchy, a held id. */
-	struct th_opts o = { .workspace = f->ws[0].dir, .policy = f->policy[0] };
+	struct th_opts o = th_fx_opts(&f->fx, f->policy[0]);
 	struct th_proc p;
-	assert_int_equal(th_spawn(&o, TH_CMD(TH_PROBE, "sleep", "30", f->marker), &p), 0);
+	assert_int_equal(th_spawn(&o, TH_CMD(TH_PROBE, "sleep", "30", f->fx.marker), &p), 0);
 	note_pid(f, p.pid);
 	pid_t probe = 0;
-	if (rel_wait_procs(f->marker, "probe", p.pid, 1, false, 10000) == 1)
-		(void)th_find_procs(f->marker, "probe", p.pid, &probe, 1);
+	if (rel_wait_procs(f->fx.marker, "probe", p.pid, 1, false, 10000) == 1)
+		(void)th_find_procs(f->fx.marker, "probe", p.pid, &probe, 1);
 	take(f, &during);
 	long uid = probe ? rel_uid_of(probe) : -1;
 	int id_state = uid > 0 ? rel_id_state((uint32_t)uid) : -2;
@@ -324,7 +318,7 @@ static void test_counters_move(void **state)
 	assert_int_equal(zombies, before.zombies + 1);
 
 	/* A mount, in this program's own mount namespace. */
-	th_pathf(f->mnt, "%s/mnt", f->ws[0].aux);
+	th_pathf(f->mnt, "%s/mnt", f->fx.ws.aux);
 	assert_int_equal(mkdir(f->mnt, 0755), 0);
 	assert_int_equal(mount("reliability", f->mnt, "tmpfs", 0, "size=64k"), 0);
 	int mounts = rel_count_mounts();
@@ -334,7 +328,7 @@ static void test_counters_move(void **state)
 
 	/* An id entry of the range that nobody holds (as a SIGKILLed supervisor leaves). */
 	char stale[PATH_MAX];
-	th_pathf(stale, REL_IDS_DIR "/%u", f->id_base + ID_RANGE_COUNT - 1);
+	th_pathf(stale, TH_IDS_DIR "/%u", f->id_base + ID_RANGE_COUNT - 1);
 	assert_int_equal(th_write_file(stale, ""), 0);
 	struct rel_ids ids;
 	rel_ids_count_range(f->id_base, ID_RANGE_COUNT, &ids);
@@ -384,11 +378,11 @@ static long median(const long *v, size_t n)
 
 static void test_sequential_runs(void **state)
 {
-	struct fx *f = *state;
+	struct leaks_fx *f = *state;
 	struct counts before, after;
 	struct batch b = { 0 };
 	take(f, &before);
-	uint64_t t0 = rel_now_ms();
+	uint64_t t0 = th_now_ms();
 	for (int i = 0; i < SEQUENTIAL_RUNS; i++) {
 		struct rel_run r;
 		struct rel_done d;
@@ -396,7 +390,7 @@ static void test_sequential_runs(void **state)
 		rel_reap(&r, RUN_TIMEOUT_MS, &d);
 		check_run(f, &b, &d);
 	}
-	b.ms = rel_now_ms() - t0;
+	b.ms = th_now_ms() - t0;
 	const char *what = settle(f, &before, &after);
 	report("sequential", &b, &before, &after, what);
 
@@ -417,13 +411,13 @@ static void test_sequential_runs(void **state)
  */
 static void test_parallel_runs(void **state)
 {
-	struct fx *f = *state;
+	struct leaks_fx *f = *state;
 	struct counts before, after;
 	struct batch b = { 0 };
 	struct rel_run r[PARALLEL_SLOTS];
 	pid_t pid[PARALLEL_SLOTS];
 	take(f, &before);
-	uint64_t t0 = rel_now_ms();
+	uint64_t t0 = th_now_ms();
 	int started = 0, running = 0;
 	for (int s = 0; s < PARALLEL_SLOTS; s++) {
 		start(f, s, &r[s]);
@@ -443,7 +437,7 @@ static void test_parallel_runs(void **state)
 			if (pid[s] <= 0)
 				continue;
 			/* A run past its timeout is reaped too: rel_reap kills it. */
-			if (!(pfd[s].revents & POLLIN) && rel_now_ms() < r[s].t0 + RUN_TIMEOUT_MS)
+			if (!(pfd[s].revents & POLLIN) && th_now_ms() < r[s].t0 + RUN_TIMEOUT_MS)
 				continue;
 			struct rel_done d;
 			rel_reap(&r[s], RUN_TIMEOUT_MS, &d);
@@ -458,7 +452,7 @@ static void test_parallel_runs(void **state)
 			}
 		}
 	}
-	b.ms = rel_now_ms() - t0;
+	b.ms = th_now_ms() - t0;
 	const char *what = settle(f, &before, &after);
 	report("two at a time", &b, &before, &after, what);
 }
@@ -470,7 +464,7 @@ static void test_parallel_runs(void **state)
 
 int main(void)
 {
-	rel_require_privileged();
+	th_require_privileged();
 	const struct CMUnitTest tests[] = {
 		T(test_counters_move),
 		T(test_sequential_runs),

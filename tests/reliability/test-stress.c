@@ -12,7 +12,6 @@
  *
  * Needs full privilege; otherwise exits 77, or fails under SBX_TEST_MUST_WORK=1.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -48,29 +47,35 @@ struct slot {
 	bool spawned;
 };
 
-struct fx {
+/*
+ * One test's fixture: the harness's first (see struct th_fx; its workspace is the one that
+ * concurrent runs share, its marker run A's), then the slots of concurrent runs, each with a
+ * workspace of its own where a test needs one.
+ */
+struct stress_fx {
+	struct th_fx fx;
 	struct slot s[N_STRESS + 1];  /* the last one: the responsiveness run */
 	struct rel_cgroups cg;
-	char marker[2][96];
+	char marker_b[96];            /* run B's processes, killed at teardown */
 };
 
 static int fx_setup(void **state)
 {
-	struct fx *f = calloc(1, sizeof(*f));
-	if (!f)
+	if (th_fx_setup(state, sizeof(struct stress_fx), 0, 0) < 0)
 		return -1;
+	struct stress_fx *f = *state;
 	rel_cgroups_find(&f->cg);
-	th_marker("stress-a", f->marker[0], sizeof(f->marker[0]));
-	th_marker("stress-b", f->marker[1], sizeof(f->marker[1]));
-	*state = f;
+	th_marker("stress-a", f->fx.marker, sizeof(f->fx.marker));
+	th_marker("stress-b", f->marker_b, sizeof(f->marker_b));
 	return 0;
 }
 
 static int fx_teardown(void **state)
 {
-	struct fx *f = *state;
-	for (int i = 0; i < 2; i++)
-		th_kill_procs(f->marker[i], 0);
+	struct stress_fx *f = *state;
+	/* Marked processes first, so that no leftover holds a slot's output open. */
+	th_kill_procs(f->fx.marker, 0);
+	th_kill_procs(f->marker_b, 0);
 	for (int i = 0; i < N_STRESS + 1; i++) {
 		struct slot *s = &f->s[i];
 		if (s->spawned) {
@@ -81,7 +86,7 @@ static int fx_teardown(void **state)
 		if (s->ws.dir[0] || s->ws.aux[0])
 			th_ws_remove(&s->ws);
 	}
-	free(f);
+	th_fx_free(&f->fx);
 	return 0;
 }
 
@@ -90,12 +95,6 @@ static void new_ws(struct th_ws *ws)
 	int r = th_ws_new(ws, 0, 0);
 	if (r < 0)
 		fail_msg("create a workspace: %s", strerror(-r));
-}
-
-static void show(const char *what, const struct th_out *o)
-{
-	print_error("%s: warden exit %d after %llu ms\n--- stdout ---\n%s--- stderr ---\n%s---\n",
-		    what, o->code, (unsigned long long)o->elapsed_ms, o->out, o->err);
 }
 
 /* The largest "TOUCHED n" of a membomb's output. */
@@ -117,7 +116,7 @@ static void check_stress_run(struct slot *s, bool forkbomb, double *host_uid)
 {
 	const struct th_out *o = &s->out;
 	if (o->code != 137)
-		show(forkbomb ? "forkbomb" : "membomb", o);
+		th_show_named(forkbomb ? "forkbomb" : "membomb", o);
 	assert_int_equal(o->code, 137);
 	cJSON *r = th_record_load(s->rec);
 	const char *reason = th_json_str(r, "exit.reason");
@@ -125,7 +124,7 @@ static void check_stress_run(struct slot *s, bool forkbomb, double *host_uid)
 	if (forkbomb) {
 		long forked = -1;
 		if (sscanf(o->out, "FORKED %ld", &forked) != 1 || forked < 1 || forked >= 16) {
-			show("forkbomb", o);
+			th_show_named("forkbomb", o);
 			ok = false;
 		}
 		ok = ok && strcmp(reason, "pids-limit") == 0 &&
@@ -134,7 +133,7 @@ static void check_stress_run(struct slot *s, bool forkbomb, double *host_uid)
 	} else {
 		long mib = touched(o->out);
 		if (mib >= 64) {
-			show("membomb", o);
+			th_show_named("membomb", o);
 			ok = false;
 		}
 		ok = ok && strcmp(reason, "oom") == 0 && th_json_num(r, "resources.oom_kills") >= 1 &&
@@ -156,7 +155,7 @@ static void check_stress_run(struct slot *s, bool forkbomb, double *host_uid)
 	}
 	cJSON_Delete(r);
 	assert_true(ok);
-	assert_true(*host_uid >= REL_HOST_ID_BASE);
+	assert_true(*host_uid >= TH_HOST_ID_BASE);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -167,7 +166,7 @@ static int cmp_double(const void *a, const void *b)
 
 static void test_limits_concurrent(void **state)
 {
-	struct fx *f = *state;
+	struct stress_fx *f = *state;
 	for (int i = 0; i < N_STRESS + 1; i++) {
 		struct slot *s = &f->s[i];
 		new_ws(&s->ws);
@@ -177,7 +176,7 @@ static void test_limits_concurrent(void **state)
 		th_policy(&s->ws, yaml, s->policy);
 		th_aux_path(&s->ws, "record", s->rec);
 	}
-	uint64_t t0 = rel_now_ms();
+	uint64_t t0 = th_now_ms();
 	for (int i = 0; i < N_STRESS; i++) {
 		struct slot *s = &f->s[i];
 		struct th_opts o = { .workspace = s->ws.dir, .policy = s->policy, .record = s->rec,
@@ -190,7 +189,7 @@ static void test_limits_concurrent(void **state)
 		s->spawned = true;
 		s->pid = s->p.pid;
 	}
-	uint64_t spawned_ms = rel_now_ms() - t0;
+	uint64_t spawned_ms = th_now_ms() - t0;
 
 	/* While they run: is the host still responsive? */
 	struct slot *c = &f->s[N_STRESS];
@@ -206,14 +205,14 @@ static void test_limits_concurrent(void **state)
 		th_finish(&f->s[i].p, &f->s[i].out);
 		f->s[i].spawned = false;
 	}
-	uint64_t total_ms = rel_now_ms() - t0;
+	uint64_t total_ms = th_now_ms() - t0;
 	print_message("%d sandboxes at their limits: all spawned in %llu ms, all ended after "
 		      "%llu ms; a plain run meanwhile took %llu ms\n", N_STRESS,
 		      (unsigned long long)spawned_ms, (unsigned long long)total_ms,
 		      (unsigned long long)c->out.elapsed_ms);
 
 	if (c->out.code != 0)
-		show("plain run", &c->out);
+		th_show_named("plain run", &c->out);
 	assert_int_equal(c->out.code, 0);
 	assert_true(c->out.elapsed_ms <= RESPONSIVE_MS);
 	assert_true(total_ms <= STRESS_BOUND_MS);
@@ -238,46 +237,16 @@ static void test_limits_concurrent(void **state)
 	}
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* The names in dir but "." and "..", sorted, each followed by a space. */
-static void list_dir(const char *dir, char *out, size_t len)
-{
-	char *names[64];
-	size_t n = 0;
-	out[0] = '\0';
-	DIR *d = opendir(dir);
-	if (!d)
-		fail_msg("opendir %s: %s", dir, strerror(errno));
-	struct dirent *de;
-	while ((de = readdir(d)) && n < sizeof(names) / sizeof(names[0]))
-		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") &&
-		    (names[n] = strdup(de->d_name)))
-			n++;
-	(void)closedir(d);
-	qsort(names, n, sizeof(names[0]), cmp_str);
-	for (size_t i = 0; i < n; i++) {
-		size_t used = strlen(out);
-		(void)snprintf(out + used, len - used, "%s ", names[i]);
-		free(names[i]);
-	}
-}
-
 /* Concurrent runs in one workspace all succeed, and leave the workspace as it was. */
 static void test_shared_workspace_concurrent(void **state)
 {
-	struct fx *f = *state;
-	struct slot *ws = &f->s[0];
-	new_ws(&ws->ws);
+	struct stress_fx *f = *state;
 	int failed = 0;
 	char first[2048] = "";
 	for (int round = 0; round < SHARED_ROUNDS; round++) {
 		struct th_proc p[N_SHARED];
 		for (int i = 0; i < N_SHARED; i++) {
-			struct th_opts o = { .workspace = ws->ws.dir };
+			struct th_opts o = th_fx_opts(&f->fx, NULL);
 			assert_int_equal(th_spawn(&o, TH_CMD(TH_PROBE, "exit", "0"), &p[i]), 0);
 		}
 		for (int i = 0; i < N_SHARED; i++) {
@@ -290,12 +259,10 @@ static void test_shared_workspace_concurrent(void **state)
 			th_out_done(&out);
 		}
 	}
-	char names[1024];
-	list_dir(ws->ws.dir, names, sizeof(names));
 	if (failed)
 		fail_msg("%d of %d runs sharing a workspace failed; the first: %s", failed,
 			 N_SHARED * SHARED_ROUNDS, first);
-	assert_string_equal(names, "probe ");
+	th_expect_names(f->fx.ws.dir, "probe\n");
 }
 
 /*
@@ -305,66 +272,69 @@ static void test_shared_workspace_concurrent(void **state)
  */
 static void test_neighbour_end_keeps_protection(void **state)
 {
-	struct fx *f = *state;
+	struct stress_fx *f = *state;
 	struct slot *a = &f->s[0], *b = &f->s[1];
-	new_ws(&a->ws);
 	/* Placeholders are workspace mode direct's (in mode changes nothing reaches the host). */
-	struct th_opts ao = { .workspace = a->ws.dir, .ws_mode = "direct" };
-	assert_int_equal(th_spawn(&ao, TH_CMD(TH_PROBE, "sleep", "30", f->marker[0]), &a->p), 0);
+	f->fx.ws_mode = "direct";
+	struct th_opts ao = th_fx_opts(&f->fx, NULL);
+	assert_int_equal(th_spawn(&ao, TH_CMD(TH_PROBE, "sleep", "30", f->fx.marker), &a->p), 0);
 	a->spawned = true;
-	int up = rel_wait_procs(f->marker[0], "probe", a->p.pid, 1, false, 10000);
+	int up = rel_wait_procs(f->fx.marker, "probe", a->p.pid, 1, false, 10000);
 
 	int go[2];
 	assert_int_equal(pipe2(go, O_CLOEXEC), 0);
-	struct th_opts bo = { .workspace = a->ws.dir, .stdin_fd = go[0], .ws_mode = "direct" };
+	struct th_opts bo = th_fx_opts(&f->fx, NULL);
+	bo.stdin_fd = go[0];
 	static const char script[] =
 		"read go; "
 		"/workspace/probe write /workspace/.envrc; "
 		"/workspace/probe mkdir /workspace/.git; "
 		"/workspace/probe write /workspace/.gitmodules; "
 		"/workspace/probe mkdir /workspace/.vscode";
-	assert_int_equal(th_spawn(&bo, TH_CMD("sh", "-c", script, f->marker[1]), &b->p), 0);
+	assert_int_equal(th_spawn(&bo, TH_CMD("sh", "-c", script, f->marker_b), &b->p), 0);
 	b->spawned = true;
 	(void)close(go[0]);
-	int b_up = rel_wait_procs(f->marker[1], "sh", b->p.pid, 1, false, 10000);
+	int b_up = rel_wait_procs(f->marker_b, "sh", b->p.pid, 1, false, 10000);
 
 	/* A ends (as it would at its own command's end) while B runs. */
 	(void)kill(a->p.pid, SIGTERM);
 	th_finish(&a->p, &a->out);
 	a->spawned = false;
-	char between[1024];
-	list_dir(a->ws.dir, between, sizeof(between));
+	char *between = th_list_dir(f->fx.ws.dir, NULL);
+	assert_non_null(between);
 
 	/* Now B tries to plant what would run on the host later. */
 	assert_int_equal(write(go[1], "go\n", 3), 3);
 	(void)close(go[1]);
 	th_finish(&b->p, &b->out);
 	b->spawned = false;
-	char after[1024];
-	list_dir(a->ws.dir, after, sizeof(after));
-	print_message("workspace after A ended: '%s'; after B: '%s'\nB's attempts:\n%s",
-		      between, after, b->out.out);
+	char *after = th_list_dir(f->fx.ws.dir, NULL);
+	assert_non_null(after);
+	print_message("workspace after A ended:\n%safter B:\n%sB's attempts:\n%s", between, after,
+		      b->out.out);
+	free(between);
+	free(after);
 
 	assert_int_equal(up, 1);
 	assert_int_equal(b_up, 1);
 	assert_int_equal(a->out.code, 128 + SIGTERM);
 	if (b->out.code == 125)
-		show("run B", &b->out);
+		th_show_named("run B", &b->out);
 	assert_int_not_equal(b->out.code, 125);
 	/* Every attempt refused, and nothing planted in the host workspace. */
 	int lines = 0;
 	for (const char *l = b->out.out; *l; lines++) {
 		if (strncmp(l, "ERR ", 4) != 0) {
-			show("run B", &b->out);
+			th_show_named("run B", &b->out);
 			fail_msg("run B created a protected path after its neighbour ended");
 		}
 		l = strchr(l, '\n');
 		l = l ? l + 1 : "";
 	}
 	if (lines != 4)
-		show("run B", &b->out);
+		th_show_named("run B", &b->out);
 	assert_int_equal(lines, 4);
-	assert_string_equal(after, "probe ");
+	th_expect_names(f->fx.ws.dir, "probe\n");
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -374,7 +344,7 @@ static void test_neighbour_end_keeps_protection(void **state)
 
 int main(void)
 {
-	rel_require_privileged();
+	th_require_privileged();
 	const struct CMUnitTest tests[] = {
 		T(test_limits_concurrent),
 		T(test_shared_workspace_concurrent),

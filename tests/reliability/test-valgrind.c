@@ -42,13 +42,13 @@
 
 static const char *valgrind_path;
 
-struct fx {
-	struct th_ws ws;
+/* One test's fixture: the harness's first (see struct th_fx), then valgrind's side. */
+struct vg_fx {
+	struct th_fx fx;
 	char log[PATH_MAX];
 	char rec[PATH_MAX];
 	char good[PATH_MAX];
 	char bad[PATH_MAX];
-	struct th_out out;
 	char *log_text;
 	int errors;                 /* from valgrind's ERROR SUMMARY; -1 when absent */
 	char unhandled[256];        /* syscall numbers valgrind did not handle */
@@ -56,76 +56,38 @@ struct fx {
 
 static int fx_setup(void **state)
 {
-	struct fx *f = calloc(1, sizeof(*f));
-	if (!f)
+	if (th_fx_setup(state, sizeof(struct vg_fx), 0, 0) < 0)
 		return -1;
-	int r = th_ws_new(&f->ws, 0, 0);
-	if (r < 0) {
-		print_error("create a workspace: %s\n", strerror(-r));
-		free(f);
-		return -1;
-	}
-	th_aux_path(&f->ws, "valgrind.log", f->log);
-	th_aux_path(&f->ws, "record", f->rec);
-	th_policy(&f->ws, "limits: { memory: 64M, pids: 64 }\n", f->good);
-	th_policy(&f->ws, "limits: { memory: lots }\n", f->bad);
-	*state = f;
+	struct vg_fx *f = *state;
+	th_aux_path(&f->fx.ws, "valgrind.log", f->log);
+	th_aux_path(&f->fx.ws, "record", f->rec);
+	th_policy(&f->fx.ws, "limits: { memory: 64M, pids: 64 }\n", f->good);
+	th_policy(&f->fx.ws, "limits: { memory: lots }\n", f->bad);
 	return 0;
 }
 
 static int fx_teardown(void **state)
 {
-	struct fx *f = *state;
-	th_out_done(&f->out);
+	struct vg_fx *f = *state;
 	free(f->log_text);
-	th_ws_remove(&f->ws);
-	free(f);
+	th_fx_free(&f->fx);
 	return 0;
 }
 
-static char *slurp(const char *path)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return NULL;
-	char *buf = malloc(LOG_MAX + 1);
-	assert_non_null(buf);
-	size_t len = 0;
-	for (;;) {
-		ssize_t n = read(fd, buf + len, LOG_MAX - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0 || (len += (size_t)n) == LOG_MAX)
-			break;
-	}
-	(void)close(fd);
-	buf[len] = '\0';
-	return buf;
-}
-
-/* Runs `valgrind OPTIONS cmd...`; fills f->out, f->errors and f->unhandled. */
-static void vg_run(struct fx *f, const char *const *cmd)
+/* Runs `valgrind OPTIONS cmd...`; fills f->fx.out, f->errors and f->unhandled. */
+static void vg_run(struct vg_fx *f, const char *const *cmd)
 {
 	char log_opt[PATH_MAX + 16];
 	(void)snprintf(log_opt, sizeof(log_opt), "--log-file=%s", f->log);
-	const char *argv[48];
-	size_t n = 0;
-	const char *pre[] = { valgrind_path, log_opt, "--error-exitcode=99", "--leak-check=full",
-			      "--errors-for-leak-kinds=definite", "--track-fds=no",
-			      "--trace-children=no" };
-	for (size_t i = 0; i < sizeof(pre) / sizeof(pre[0]); i++)
-		argv[n++] = pre[i];
-	for (size_t i = 0; cmd[i]; i++) {
-		assert_true(n + 1 < sizeof(argv) / sizeof(argv[0]));
-		argv[n++] = cmd[i];
-	}
-	argv[n] = NULL;
-	struct th_opts o = { .direct = true, .hard_timeout_ms = VG_TIMEOUT_MS };
-	th_out_done(&f->out);
-	th_run(&o, argv, &f->out);
+	const char *const valgrind[] = { valgrind_path, log_opt, "--error-exitcode=99",
+					 "--leak-check=full", "--errors-for-leak-kinds=definite",
+					 "--track-fds=no", "--trace-children=no", NULL };
+	struct th_opts o = { .direct = true, .hard_timeout_ms = VG_TIMEOUT_MS,
+			     .prefix = valgrind };
+	th_fx_run(&f->fx, &o, cmd);
 
 	free(f->log_text);
-	f->log_text = slurp(f->log);
+	f->log_text = th_read_file(f->log, LOG_MAX, false, NULL);
 	if (!f->log_text)
 		fail_msg("no valgrind log at %s: %s", f->log, strerror(errno));
 	f->errors = -1;
@@ -150,20 +112,20 @@ static void vg_run(struct fx *f, const char *const *cmd)
 	}
 }
 
-static void show(const struct fx *f)
+/* Shows the run and valgrind's log, for a failure's context. */
+static void show_with_log(const struct vg_fx *f)
 {
-	print_error("exit %d after %llu ms\n--- stderr ---\n%s--- valgrind log ---\n%s---\n",
-		    f->out.code, (unsigned long long)f->out.elapsed_ms, f->out.err,
-		    f->log_text ? f->log_text : "");
+	th_show(&f->fx.out);
+	th_print_long("valgrind log", f->log_text ? f->log_text : "");
 }
 
 /* memcheck saw nothing: no error, no definite leak. */
-static void expect_clean(const struct fx *f)
+static void expect_clean(const struct vg_fx *f)
 {
-	if (f->out.code == 99 || f->errors != 0 || f->out.hard_timeout)
-		show(f);
-	assert_false(f->out.hard_timeout);
-	assert_int_not_equal(f->out.code, 99);
+	if (f->fx.out.code == 99 || f->errors != 0 || f->fx.out.hard_timeout)
+		show_with_log(f);
+	assert_false(f->fx.out.hard_timeout);
+	assert_int_not_equal(f->fx.out.code, 99);
 	assert_int_equal(f->errors, 0);
 }
 
@@ -171,37 +133,37 @@ static void expect_clean(const struct fx *f)
  * The exit code: want, or, when valgrind could not handle a syscall warden needed, the code
  * of warden's refusal.
  */
-static void expect_code(const struct fx *f, int want, int refused)
+static void expect_code(const struct vg_fx *f, int want, int refused)
 {
 	int code = f->unhandled[0] ? refused : want;
 	if (f->unhandled[0])
 		print_message("valgrind did not handle syscall(s) %s: warden refused with exit %d: "
-			      "%s", f->unhandled, f->out.code, f->out.err);
-	if (f->out.code != code)
-		show(f);
-	assert_int_equal(f->out.code, code);
+			      "%s", f->unhandled, f->fx.out.code, f->fx.out.err);
+	if (f->fx.out.code != code)
+		show_with_log(f);
+	assert_int_equal(f->fx.out.code, code);
 }
 
 /* Control: memcheck under these options reports a definite leak as an error (exit 99). */
 static void test_memcheck_sees_a_leak(void **state)
 {
-	struct fx *f = *state;
+	struct vg_fx *f = *state;
 	char self[PATH_MAX];
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	assert_true(n > 0);
 	self[n] = '\0';
 	vg_run(f, TH_CMD(self, LEAK_CONTROL));
-	if (f->out.code != 99 || f->errors < 1)
-		show(f);
-	assert_int_equal(f->out.code, 99);
+	if (f->fx.out.code != 99 || f->errors < 1)
+		show_with_log(f);
+	assert_int_equal(f->fx.out.code, 99);
 	assert_true(f->errors >= 1);
 	assert_non_null(strstr(f->log_text, "definitely lost"));
 }
 
 static void test_run_exit0(void **state)
 {
-	struct fx *f = *state;
-	vg_run(f, TH_CMD(th_warden(), "run", "--workspace", f->ws.dir, "--record", f->rec, "--",
+	struct vg_fx *f = *state;
+	vg_run(f, TH_CMD(th_warden(), "run", "--workspace", f->fx.ws.dir, "--record", f->rec, "--",
 			 TH_PROBE, "exit", "0"));
 	expect_clean(f);
 	expect_code(f, 0, 125);
@@ -213,14 +175,14 @@ static void test_run_exit0(void **state)
 
 static void test_run_bad_policy(void **state)
 {
-	struct fx *f = *state;
-	vg_run(f, TH_CMD(th_warden(), "run", "--workspace", f->ws.dir, "--policy", f->bad,
+	struct vg_fx *f = *state;
+	vg_run(f, TH_CMD(th_warden(), "run", "--workspace", f->fx.ws.dir, "--policy", f->bad,
 			 "--record", f->rec, "--", TH_PROBE, "exit", "0"));
 	expect_clean(f);
 	expect_code(f, 125, 125);
 	char where[PATH_MAX + 8];
 	(void)snprintf(where, sizeof(where), "%s:1:", f->bad);
-	assert_true(rel_contains(f->out.err, where));
+	th_fx_expect_err_has(&f->fx, where);
 	cJSON *r = th_record_load(f->rec);
 	assert_string_equal(th_json_str(r, "exit.reason"), "setup-failed");
 	cJSON_Delete(r);
@@ -228,7 +190,7 @@ static void test_run_bad_policy(void **state)
 
 static void test_policy_check_good(void **state)
 {
-	struct fx *f = *state;
+	struct vg_fx *f = *state;
 	vg_run(f, TH_CMD(th_warden(), "policy", "check", f->good));
 	expect_clean(f);
 	/* Without seccomp(2), libseccomp cannot tell the kernel's API level: the check fails. */
@@ -237,13 +199,13 @@ static void test_policy_check_good(void **state)
 
 static void test_policy_check_bad(void **state)
 {
-	struct fx *f = *state;
+	struct vg_fx *f = *state;
 	vg_run(f, TH_CMD(th_warden(), "policy", "check", f->bad));
 	expect_clean(f);
 	expect_code(f, 2, 2);
 	char where[PATH_MAX + 8];
 	(void)snprintf(where, sizeof(where), "%s:1:", f->bad);
-	assert_true(rel_contains(f->out.err, where));
+	th_fx_expect_err_has(&f->fx, where);
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -273,7 +235,7 @@ int main(int argc, char **argv)
 		p = NULL;
 		return 0;
 	}
-	rel_require_privileged();
+	th_require_privileged();
 	valgrind_path = find_valgrind();
 	if (!valgrind_path)
 		th_cannot_run("valgrind is not installed (apt-get install valgrind)");
