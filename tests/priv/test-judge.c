@@ -1,0 +1,386 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Privileged tests of the confined children that read what a sandbox wrote (eval/confined.c,
+ * sandbox/judge.c): the kernel's own view of such a child (/proc/<pid>/status and fd/) while
+ * it runs, that every syscall outside its filter kills it with SIGSYS, that the supervisor
+ * kills a child that answers too much and refuses one that answers garbage, and that the
+ * static criteria judged this way still read a file only root may read, because the
+ * supervisor opened it.
+ *
+ * A child under test runs a hook (struct attempt) once it is confined: it blocks reading a
+ * gate pipe the test handed it, so that the test can read its status while it waits, then
+ * makes the one call the case is about.
+ *
+ * Needs full privilege (root with CAP_SYS_ADMIN in the initial user namespace); otherwise
+ * the program exits 77, or fails under SBX_TEST_MUST_WORK=1.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <dirent.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "confined.h"
+#include "harness.h"
+#include "rundir.h"
+#include "task.h"
+
+/* Rounds of looking at /proc/<pid>/status (each after a yield) before giving up. */
+#define STATUS_ROUNDS 2000000u
+
+enum call { CALL_NONE, CALL_OPEN, CALL_OPENAT, CALL_SOCKET, CALL_WRITE_OTHER, CALL_MMAP_EXEC,
+	    CALL_KILL, CALL_FORK, CALL_SETUID, CALL_NANOSLEEP };
+
+struct attempt {
+	int gate;         /* read end of the gate pipe (kept by the child) */
+	enum call call;
+};
+
+/* Runs in the confined child. */
+static int attempt_fn(void *arg, int out_fd)
+{
+	const struct attempt *a = arg;
+	char byte;
+	if (read(a->gate, &byte, 1) != 1)
+		return -EIO;
+	switch (a->call) {
+	case CALL_NONE:
+		break;
+	case CALL_OPEN:
+		(void)syscall(SYS_openat, AT_FDCWD, "/etc/passwd", O_RDONLY);
+		break;
+	case CALL_OPENAT:
+		(void)openat(a->gate, "x", O_RDONLY);
+		break;
+	case CALL_SOCKET:
+		(void)socket(AF_INET, SOCK_STREAM, 0);
+		break;
+	case CALL_WRITE_OTHER:
+		if (write(a->gate, "x", 1) < 0)
+			return -errno;
+		break;
+	case CALL_MMAP_EXEC:
+		(void)mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		break;
+	case CALL_KILL:
+		(void)kill(getppid(), 0);
+		break;
+	case CALL_FORK:
+		(void)syscall(SYS_clone, SIGCHLD, 0, 0, 0, 0);
+		break;
+	case CALL_SETUID:
+		(void)syscall(SYS_setuid, 0);
+		break;
+	case CALL_NANOSLEEP: {
+		struct timespec ts = { 0, 1 };
+		(void)syscall(SYS_nanosleep, &ts, NULL);
+		break;
+	}
+	}
+	/* Reached only when the call was allowed: a control case, or a filter that leaks. */
+	return write(out_fd, "alive", 5) == 5 ? 0 : -EIO;
+}
+
+/* What the test saw of the child while it waited at the gate. */
+struct seen {
+	int gate_w;              /* write end of the gate pipe */
+	int gate_r;              /* its read end, as numbered in the child */
+	bool ok;
+	char status[8192];
+	char fds[512];           /* the child's fd numbers, space-separated */
+	size_t n_fds;
+};
+
+/* Reads /proc/<pid>/status until the filter is on (it goes on last), then opens the gate. */
+static void on_spawn(void *ctx, pid_t pid)
+{
+	struct seen *s = ctx;
+	char path[64];
+	(void)snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	for (unsigned round = 0; round < STATUS_ROUNDS && !s->ok; round++) {
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			break;
+		ssize_t n = read(fd, s->status, sizeof(s->status) - 1);
+		(void)close(fd);
+		s->status[n > 0 ? n : 0] = '\0';
+		if (strstr(s->status, "\nSeccomp:\t2\n"))
+			s->ok = true;
+		else
+			(void)sched_yield();
+	}
+	(void)snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	DIR *d = opendir(path);
+	struct dirent *de;
+	size_t o = 0;
+	while (d && (de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		o += (size_t)snprintf(s->fds + o, sizeof(s->fds) - o, "%s ", de->d_name);
+		s->n_fds++;
+	}
+	if (d)
+		(void)closedir(d);
+	if (write(s->gate_w, "g", 1) != 1)
+		s->ok = false;
+}
+
+static const char *field(const char *status, const char *name, char *out, size_t cap)
+{
+	char key[32];
+	(void)snprintf(key, sizeof(key), "\n%s:\t", name);
+	const char *p = strstr(status, key);
+	if (!p)
+		fail_msg("no %s in /proc/<pid>/status", name);
+	p += strlen(key);
+	size_t n = strcspn(p, "\n");
+	(void)snprintf(out, cap, "%.*s", (int)n, p);
+	return out;
+}
+
+/* Runs a confined child making call; returns ev_confined_run's result and what was seen. */
+static int run_attempt(bool privileged, enum call call, struct seen *s, char *why, size_t why_len,
+		       struct ev_confined_out *out)
+{
+	int gate[2];
+	assert_int_equal(pipe2(gate, O_CLOEXEC), 0);
+	memset(s, 0, sizeof(*s));
+	s->gate_w = gate[1];
+	s->gate_r = gate[0];
+	struct attempt a = { .gate = gate[0], .call = call };
+	int fds[] = { gate[0] };
+	struct ev_confined c = {
+		.ids = ev_confined_ids_for(privileged),
+		.read_fds = fds,
+		.n_read_fds = 1,
+		.max_out = 64,
+		.on_spawn = on_spawn,
+		.on_spawn_ctx = s,
+	};
+	int r = ev_confined_run(&c, "the test child", attempt_fn, &a, out, why, why_len);
+	(void)close(gate[0]);
+	(void)close(gate[1]);
+	return r;
+}
+
+/* The kernel's view of a confined child: ids, no capabilities, no_new_privs, filter, fds. */
+static void check_identity(bool privileged)
+{
+	struct seen s;
+	struct ev_confined_out out = { 0 };
+	char why[256] = "";
+	int r = run_attempt(privileged, CALL_NONE, &s, why, sizeof(why), &out);
+	if (r < 0)
+		fail_msg("the control child failed: %s", why);
+	assert_true(s.ok);
+	assert_int_equal(out.len, 5);
+	assert_memory_equal(out.buf, "alive", 5);
+	free(out.buf);
+
+	char v[128], want[64];
+	if (privileged) {
+		(void)snprintf(want, sizeof(want), "%u\t%u\t%u\t%u", SUP_RUNDIR_OWNER,
+			       SUP_RUNDIR_OWNER, SUP_RUNDIR_OWNER, SUP_RUNDIR_OWNER);
+		assert_string_equal(field(s.status, "Uid", v, sizeof(v)), want);
+		assert_string_equal(field(s.status, "Gid", v, sizeof(v)), want);
+		(void)snprintf(want, sizeof(want), "%u ", SUP_RUNDIR_OWNER);
+		assert_string_equal(field(s.status, "Groups", v, sizeof(v)), want);
+	}
+	static const char *const sets[] = { "CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb" };
+	for (size_t i = 0; i < sizeof(sets) / sizeof(sets[0]); i++)
+		assert_string_equal(field(s.status, sets[i], v, sizeof(v)), TH_ZERO_CAPS);
+	assert_string_equal(field(s.status, "NoNewPrivs", v, sizeof(v)), "1");
+	assert_string_equal(field(s.status, "Seccomp", v, sizeof(v)), "2");
+	/* Two fds: the gate handed to it and the pipe it answers on; nothing of the parent's. */
+	if (s.n_fds != 2) {
+		print_error("fds: %s\n", s.fds);
+		fail_msg("the confined child holds %zu fds, expected 2", s.n_fds);
+	}
+	char gate[16];
+	(void)snprintf(gate, sizeof(gate), "%d ", s.gate_r);
+	assert_non_null(strstr(s.fds, gate));
+}
+
+static void test_identity_privileged(void **state)
+{
+	(void)state;
+	check_identity(true);
+}
+
+/* Unprivileged mode as root: the same empty sets, the bounding set included. */
+static void test_identity_unprivileged(void **state)
+{
+	(void)state;
+	check_identity(false);
+}
+
+/* Every call outside the filter kills the child with SIGSYS; none gets to answer. */
+static void test_sigsys(void **state)
+{
+	(void)state;
+	static const struct {
+		enum call call;
+		const char *name;
+	} cases[] = {
+		{ CALL_OPEN, "openat(/etc/passwd)" },	 { CALL_OPENAT, "openat(gate)" },
+		{ CALL_SOCKET, "socket" },		 { CALL_WRITE_OTHER, "write to another fd" },
+		{ CALL_MMAP_EXEC, "mmap(PROT_EXEC)" }, { CALL_KILL, "kill" },
+		{ CALL_FORK, "clone" },		 { CALL_SETUID, "setuid" },
+		{ CALL_NANOSLEEP, "nanosleep" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		for (int privileged = 0; privileged < 2; privileged++) {
+			struct seen s;
+			struct ev_confined_out out = { 0 };
+			char why[256] = "";
+			int r = run_attempt(privileged, cases[i].call, &s, why, sizeof(why), &out);
+			if (r != -ECHILD || !strstr(why, "(SIGSYS)")) {
+				free(out.buf);
+				fail_msg("%s (%s): expected death by SIGSYS, got %d: %s",
+					 cases[i].name, privileged ? "privileged" : "unprivileged",
+					 r, why);
+			}
+			assert_null(out.buf);
+		}
+	}
+}
+
+static int chatty_fn(void *arg, int out_fd)
+{
+	(void)arg;
+	char buf[128];
+	memset(buf, 'x', sizeof(buf));
+	return write(out_fd, buf, sizeof(buf)) == (ssize_t)sizeof(buf) ? 0 : -EIO;
+}
+
+/* A child that answers more than it may is killed, and its answer is not used. */
+static void test_oversized_answer(void **state)
+{
+	(void)state;
+	struct ev_confined c = { .ids = ev_confined_ids_for(true), .max_out = 100 };
+	struct ev_confined_out out = { 0 };
+	char why[256] = "";
+	assert_int_equal(ev_confined_run(&c, "the chatty child", chatty_fn, NULL, &out, why,
+					 sizeof(why)), -EMSGSIZE);
+	assert_null(out.buf);
+	assert_non_null(strstr(why, "answered more than 100 bytes"));
+	c.max_out = 128; /* the control: exactly the cap is fine */
+	assert_int_equal(ev_confined_run(&c, "the chatty child", chatty_fn, NULL, &out, why,
+					 sizeof(why)), 0);
+	assert_int_equal(out.len, 128);
+	free(out.buf);
+}
+
+/* ---- the static criteria judge ---- */
+
+struct ws {
+	char dir[PATH_MAX];
+	int fd;
+};
+
+static void put(struct ws *w, const char *name, const char *text, mode_t mode)
+{
+	int fd = openat(w->fd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	assert_int_equal(fchmod(fd, mode), 0);
+	(void)close(fd);
+}
+
+static struct pol_task *task_of(const char *criteria)
+{
+	char yaml[4096];
+	(void)snprintf(yaml, sizeof(yaml), "schema_version: 1\ntask_id: judge\n"
+		       "agent: { run: [\"true\"] }\ncriteria:\n%s", criteria);
+	struct pol_task *t = NULL;
+	struct pol_diag diag;
+	if (pol_task_parse("judge.yaml", yaml, strlen(yaml), NULL, NULL, &t, &diag) < 0)
+		fail_msg("task: %s", diag.message);
+	return t;
+}
+
+/*
+ * The judge runs as SUP_RUNDIR_OWNER, which cannot open a root-owned 0600 file in a 0700
+ * folder; it judges that file all the same, from the fd the supervisor opened. A file it was
+ * not handed (a criterion on a FIFO) is judged from what the supervisor found, never opened.
+ */
+static void test_judge_static(void **state)
+{
+	(void)state;
+	struct ws w;
+	const char *tmp = secure_getenv("TMPDIR");
+	(void)snprintf(w.dir, sizeof(w.dir), "%s/warden-priv-judge-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	assert_non_null(mkdtemp(w.dir));
+	assert_int_equal(chmod(w.dir, 0700), 0);
+	w.fd = open(w.dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	assert_true(w.fd >= 0);
+	put(&w, "secret.txt", "only root reads this\n", 0600);
+	put(&w, "doc.json", "{\"a\": {\"b\": [1, 2, 3]}}", 0600);
+	assert_int_equal(mkfifoat(w.fd, "fifo", 0600), 0);
+
+	struct pol_task *t = task_of(
+		"  - { description: c, file_contains: { path: secret.txt, includes: [root] } }\n"
+		"  - { description: m, file_matches: { path: secret.txt, regex: '^only' } }\n"
+		"  - { description: j, json_equals: { path: doc.json, pointer: /a/b/2, op: eq, value: 3 } }\n"
+		"  - { description: x, command: { run: [\"true\"] } }\n"
+		"  - { description: f, file_contains: { path: fifo, includes: [x] } }\n"
+		"  - { description: e, file_exists: secret.txt }\n"
+		"  - { description: a, file_absent: nothing }\n"
+		"  - { description: r, file_matches: { path: secret.txt, regex: 'x' } }\n");
+	/* A pattern that does not compile (the task parser refuses one, so it is put in here). */
+	free(t->criteria[7].regex);
+	t->criteria[7].regex = strdup("(");
+	assert_non_null(t->criteria[7].regex);
+	struct sup_crit_result res[TASK_MAX_CRITERIA];
+	memset(res, 0x5a, sizeof(res));
+	struct ev_confined_ids ids = ev_confined_ids_for(true);
+	ev_judge_static(&ids, t, w.fd, res);
+	for (size_t i = 0; i < 3; i++)
+		if (!res[i].passed)
+			fail_msg("criteria[%zu]: %s", i, res[i].details);
+	assert_int_equal(((uint8_t *)&res[3])[0], 0x5a); /* the command criterion: untouched */
+	assert_false(res[4].passed);
+	assert_non_null(strstr(res[4].details, "is a FIFO, not a regular file"));
+	assert_true(res[5].passed && res[6].passed);
+	assert_true(res[7].error && !res[7].passed);
+	assert_non_null(strstr(res[7].details, "does not compile"));
+
+	pol_task_free(t);
+	(void)close(w.fd);
+	char path[PATH_MAX + 32];
+	static const char *const names[] = { "secret.txt", "doc.json", "fifo" };
+	for (size_t i = 0; i < 3; i++) {
+		(void)snprintf(path, sizeof(path), "%s/%s", w.dir, names[i]);
+		(void)unlink(path);
+	}
+	(void)rmdir(w.dir);
+}
+
+int main(void)
+{
+	if (!th_fully_privileged())
+		th_cannot_run("needs root with CAP_SYS_ADMIN in the initial user namespace");
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_identity_privileged),
+		cmocka_unit_test(test_identity_unprivileged),
+		cmocka_unit_test(test_sigsys),
+		cmocka_unit_test(test_oversized_answer),
+		cmocka_unit_test(test_judge_static),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
