@@ -34,6 +34,11 @@ static bool ipv6_byte(uint8_t b)
 	       b == ':' || b == '.';
 }
 
+static bool is_hyphen(uint8_t b)
+{
+	return b == '-';
+}
+
 static bool is_digit(uint8_t b)
 {
 	return b >= '0' && b <= '9';
@@ -129,7 +134,10 @@ static int parse_name(const struct wire_rd *r, struct egr_host *out)
 	for (;;) {
 		if (!wire_get_while(&t, label_byte, EGR_MAX_LABEL, &label) || label.len == 0)
 			return -EINVAL;
-		if (!wire_peek_u8(&label, &first))
+		/* A label neither starts nor ends with a hyphen (RFC 1123 section 2.1). */
+		struct wire_rd trimmed = label;
+		wire_trim_end(&trimmed, is_hyphen);
+		if (!wire_peek_u8(&label, &first) || first == '-' || trimmed.len != label.len)
 			return -EINVAL;
 		uint8_t b;
 		while (wire_get_u8(&label, &b))

@@ -39,8 +39,9 @@ struct egr_host {
 
 /*
  * Parses the whole view as a host:
- *  - a DNS name: labels of 1..63 bytes of [A-Za-z0-9_-] joined by dots, 253 bytes at most;
- *    one trailing dot is dropped and ASCII case folded. The last label must not start with a
+ *  - a DNS name: labels of 1..63 bytes of [A-Za-z0-9_-], neither starting nor ending with
+ *    a hyphen, joined by dots, 253 bytes at most; one trailing dot is dropped and ASCII case
+ *    folded. The last label must not start with a
  *    digit, so that numeric spellings a resolver would read as an address (127.1, 2130706433,
  *    0x7f.1) are refused instead of becoming names;
  *  - an IPv4 address as exactly four decimal octets without leading zeros;
