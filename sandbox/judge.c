@@ -54,9 +54,9 @@ static const char *const judge_allow[] = {
 	"read", "fstat", "munmap", "mremap", "brk", "exit", "exit_group",
 };
 
-/* What the AddressSanitizer runtime calls inside malloc and free; never in a normal build. */
+/* What the AddressSanitizer runtime calls in malloc, free and _exit; never in a normal build. */
 static const char *const judge_sanitizer_allow[] = {
-	"madvise", "sched_yield", "getpid", "gettid", "futex",
+	"madvise", "sched_yield", "getpid", "gettid", "futex", "sigaltstack",
 };
 
 /* Narrows a libseccomp return code to 0, -ENOMEM or -EIO. */

@@ -41,9 +41,10 @@ struct sbx_judge_spec {
  * Compiles the filter for a child answering on out_fd into *out (caller-owned; release with
  * sbx_seccomp_prog_done). Allowed: read, fstat, write with fd == out_fd, mmap without
  * PROT_EXEC, munmap, mremap, brk, exit and exit_group; anything else, and any other
- * architecture, kills the process. A build with AddressSanitizer also admits the calls its
- * runtime makes inside malloc (madvise, mprotect without PROT_EXEC, sched_yield, getpid,
- * gettid, futex), and never by default. Returns 0, -EINVAL (out_fd < 0), -ENOMEM or -EIO.
+ * architecture, kills the process. A build with AddressSanitizer (a test build) also admits
+ * the calls its runtime makes in malloc and at exit (madvise, mprotect without PROT_EXEC,
+ * sched_yield, getpid, gettid, futex, sigaltstack); a normal build never does. Returns 0,
+ * -EINVAL (out_fd < 0), -ENOMEM or -EIO.
  */
 int sbx_judge_filter_build(int out_fd, struct sbx_seccomp_prog *out);
 
