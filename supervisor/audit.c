@@ -5,6 +5,7 @@
  */
 #include <arpa/inet.h>
 #include <cjson/cJSON.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -18,6 +19,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "audit.h"
@@ -25,10 +27,12 @@
 #include "cleanup.h"
 #include "io-util.h"
 #include "config.h"
+#include "judge.h"
 #include "log.h"
 #include "policy.h"
 #include "run.h"
 #include "supervisor.h"
+#include "wire.h"
 #include "wspath.h"
 
 DEFINE_CLEANUP(cJSON *, cJSON_Delete)
@@ -687,6 +691,160 @@ void sup_audit_finish(struct sup_audit *a, const struct sup_run_result *res)
 					 : "no cgroup to check (unsafe: no-cgroup)");
 }
 
+/* ---- the judge: the children that read what a sandbox wrote (eval/confined.c) ---- */
+
+/* Who the judge runs as in privileged mode: SUP_RUNDIR_OWNER of eval/rundir.h (nobody). */
+#define AUDIT_JUDGE_ID 65534u
+/* What a probe of the judge asks it to do once it is confined. */
+#define JUDGE_NOTHING 'n'
+#define JUDGE_OPEN 'o'
+#define JUDGE_SOCKET 's'
+
+/* A judge confined as eval's are, which says it is ready, then does what the gate asks. */
+static _Noreturn void judge_probe_child(bool privileged, int gate, int ans,
+					const struct sbx_seccomp_prog *prog)
+{
+	int fds[] = { gate };
+	struct sbx_judge_spec spec = {
+		.privileged = privileged,
+		.uid = AUDIT_JUDGE_ID,
+		.gid = AUDIT_JUDGE_ID,
+		.read_fds = fds,
+		.n_read_fds = 1,
+		.out_fd = ans,
+	};
+	char what = 0;
+	if (sbx_judge_confine(&spec, prog) < 0 || write(ans, "r", 1) != 1 ||
+	    read(gate, &what, 1) != 1)
+		_exit(3);
+	if (what == JUDGE_OPEN)
+		(void)openat(AT_FDCWD, "/etc/passwd", O_RDONLY | O_CLOEXEC);
+	else if (what == JUDGE_SOCKET)
+		(void)socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	_exit(write(ans, "done", 4) == 4 ? 0 : 4);
+}
+
+struct judge_seen {
+	bool ready;
+	int status_err;               /* reading /proc/<pid>/status: 0 or -errno */
+	struct wire_identity id;
+	unsigned n_fds;
+	int wait_status;
+};
+
+/*
+ * Runs one judge probe: what (JUDGE_*) once it is confined; with look, reads its status and
+ * counts its fds first, from outside. Returns 0 with *out, or -errno when it could not run.
+ */
+static int judge_probe(bool privileged, char what, bool look, struct judge_seen *out)
+{
+	int g[2], a[2];
+	memset(out, 0, sizeof(*out));
+	if (pipe2(g, O_CLOEXEC) < 0)
+		return -errno;
+	if (pipe2(a, O_CLOEXEC) < 0) {
+		int r = -errno;
+		(void)close(g[0]);
+		(void)close(g[1]);
+		return r;
+	}
+	struct sbx_seccomp_prog prog = { 0 };
+	int r = sbx_judge_filter_build(a[1], &prog);
+	pid_t pid = r < 0 ? -1 : fork();
+	if (pid == 0) {
+		(void)close(g[1]);
+		(void)close(a[0]);
+		judge_probe_child(privileged, g[0], a[1], &prog);
+	}
+	if (r >= 0 && pid < 0)
+		r = -errno;
+	sbx_seccomp_prog_done(&prog);
+	(void)close(g[0]);
+	(void)close(a[1]);
+	char byte = 0;
+	if (pid > 0) {
+		out->ready = read(a[0], &byte, 1) == 1 && byte == 'r';
+		if (out->ready && look) {
+			char path[64], buf[4096];
+			(void)snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+			int n = read_text(path, buf, sizeof(buf));
+			out->status_err = n < 0 ? n
+				: wire_parse_status(buf, (size_t)n, &out->id, NULL) < 0 ? -EBADMSG : 0;
+			(void)snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+			DIR *d = opendir(path);
+			struct dirent *de;
+			while (d && (de = readdir(d)))
+				out->n_fds += de->d_name[0] != '.';
+			if (d)
+				(void)closedir(d);
+		}
+		if (write(g[1], &what, 1) != 1 && r >= 0)
+			r = -errno;
+		while (waitpid(pid, &out->wait_status, 0) < 0 && errno == EINTR)
+			;
+	}
+	(void)close(g[1]);
+	(void)close(a[0]);
+	return r;
+}
+
+static const char *end_word(const struct judge_seen *s, char *buf, size_t cap)
+{
+	if (!s->ready)
+		return "never became ready";
+	if (WIFSIGNALED(s->wait_status)) {
+		const char *name = sigabbrev_np(WTERMSIG(s->wait_status));
+		(void)snprintf(buf, cap, "killed by SIG%s", name ? name : "?");
+	} else {
+		(void)snprintf(buf, cap, "SUCCEEDED (exit %d)", WEXITSTATUS(s->wait_status));
+	}
+	return buf;
+}
+
+/*
+ * eval.judge-identity and eval.judge-filter: a child confined as the static criteria judge
+ * and `warden grade`'s run folder reader are (sandbox/judge.c), seen from outside while it
+ * waits, then made to open a file and to make a socket, each of which must kill it.
+ */
+static void judge_rows(struct sup_audit *a, bool privileged)
+{
+	struct judge_seen s, o, k;
+	int r = judge_probe(privileged, JUDGE_OPEN, true, &s);
+	int r2 = judge_probe(privileged, JUDGE_SOCKET, false, &k);
+	int r3 = judge_probe(privileged, JUDGE_NOTHING, false, &o);
+	const struct wire_identity *id = &s.id;
+	uint32_t want = privileged ? AUDIT_JUDGE_ID : (uint32_t)getuid();
+	bool ids = true;
+	for (int i = 0; i < 4; i++)
+		ids = ids && id->uid[i] == want && (!privileged || id->gid[i] == want);
+	/* Unprivileged, a user's bounding set cannot be lowered; with no_new_privs it gives nothing. */
+	bool caps = !id->cap_inh && !id->cap_prm && !id->cap_eff && !id->cap_amb &&
+		    (!privileged || !id->cap_bnd);
+	bool ok = r >= 0 && s.ready && s.status_err == 0 && ids && caps && id->no_new_privs == 1 &&
+		  id->seccomp == 2 && s.n_fds == 2;
+	if (r < 0 || !s.ready || s.status_err < 0)
+		row(a, "eval.judge-identity", SUP_VIOLATED, false,
+		    "a confined judge could not be looked at: %s",
+		    r < 0 ? strerror(-r) : !s.ready ? "it never became ready"
+						    : strerror(-s.status_err));
+	else
+		row(a, "eval.judge-identity", held_if(ok), false,
+		    "uid %u gid %u; CapInh/Prm/Eff/Bnd/Amb %016" PRIx64 "/%016" PRIx64 "/%016" PRIx64
+		    "/%016" PRIx64 "/%016" PRIx64 "; NoNewPrivs %u; Seccomp %u; %u fd(s)",
+		    id->uid[0], id->gid[0], id->cap_inh, id->cap_prm, id->cap_eff, id->cap_bnd,
+		    id->cap_amb, id->no_new_privs, id->seccomp, s.n_fds);
+
+	char e1[64], e2[64], e3[64];
+	bool sys = r >= 0 && r2 >= 0 && r3 >= 0 && s.ready && k.ready && o.ready &&
+		   WIFSIGNALED(s.wait_status) && WTERMSIG(s.wait_status) == SIGSYS &&
+		   WIFSIGNALED(k.wait_status) && WTERMSIG(k.wait_status) == SIGSYS &&
+		   WIFEXITED(o.wait_status) && WEXITSTATUS(o.wait_status) == 0;
+	row(a, "eval.judge-filter", held_if(sys), false,
+	    "openat(/etc/passwd): %s; socket(AF_INET): %s; the control, which only writes its "
+	    "answer: %s", end_word(&s, e1, sizeof(e1)), end_word(&k, e2, sizeof(e2)),
+	    WIFEXITED(o.wait_status) && o.ready ? "exited normally" : end_word(&o, e3, sizeof(e3)));
+}
+
 bool sup_audit_held(const struct sup_audit *a)
 {
 	for (size_t i = 0; i < a->n_rows; i++)
@@ -825,6 +983,7 @@ int sup_cmd_audit(int argc, char **argv)
 		return code;
 	}
 	sup_audit_finish(a, &res);
+	judge_rows(a, res.privileged);
 	sup_run_result_done(&res);
 	bool held = sup_audit_held(a);
 
