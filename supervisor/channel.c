@@ -3,6 +3,7 @@
  * Supervisor side of the worker protocol. docs/protocol.md is the normative description.
  */
 #include <errno.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -30,6 +31,108 @@ struct dispatch {
 };
 
 #define SUP_CHAN_KEEP (-1)
+
+/*
+ * SO_PASSRIGHTS (Linux 6.16, asm-generic/socket.h): whether an AF_UNIX socket accepts
+ * SCM_RIGHTS. The C library's headers may predate it; the number is the same on every
+ * architecture that uses the generic socket options, x86 and arm64 among them.
+ */
+#ifndef SO_PASSRIGHTS
+#define SO_PASSRIGHTS 83
+#endif
+
+/* Room for the most descriptors one message carries, and one more header besides. */
+#define CONTROL_LEN (CMSG_SPACE(sizeof(int) * SUP_CHAN_MAX_FDS) + CMSG_SPACE(64))
+
+int sup_channel_refuse_fds(int fd)
+{
+#ifdef WARDEN_TEST_HOOKS
+	/* Only in warden-test: behave as on a kernel without the option, to test the fallback. */
+	if (secure_getenv("WARDEN_TEST_NO_PASSRIGHTS"))
+		return -ENOPROTOOPT;
+#endif
+	int off = 0;
+	if (setsockopt(fd, SOL_SOCKET, SO_PASSRIGHTS, &off, sizeof(off)) < 0)
+		return -errno;
+	return 0;
+}
+
+/* Makes a socket's close abort the connection instead of waiting for its peer. */
+static void close_without_linger(int fd)
+{
+	struct linger abort_now = { .l_onoff = 1, .l_linger = 0 };
+	/* ENOTSOCK for anything but a socket, and nothing to do then. */
+	(void)setsockopt(fd, SOL_SOCKET, SO_LINGER, &abort_now, sizeof(abort_now));
+	(void)close(fd);
+}
+
+/*
+ * Takes every descriptor in msg's SCM_RIGHTS headers into ch->parked. Closing one here could
+ * block this process for as long as the sandbox likes (a socket lingering on a full send
+ * queue); they are closed by sup_channel_release_fds once the sandbox is dead. The control
+ * buffer holds one message's worth, SUP_CHAN_MAX_FDS, and a violation stops all reading, so
+ * the array cannot overflow; should it, the extra descriptor is closed without lingering.
+ */
+static void park_fds(struct sup_channel *ch, struct msghdr *msg)
+{
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(msg); c; c = CMSG_NXTHDR(msg, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS ||
+		    c->cmsg_len < CMSG_LEN(0))
+			continue;
+		size_t nfd = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (size_t i = 0; i < nfd; i++) {
+			int fd;
+			memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+			if (ch->n_parked < SUP_CHAN_MAX_FDS)
+				ch->parked[ch->n_parked++] = fd;
+			else
+				close_without_linger(fd);
+		}
+	}
+}
+
+static void close_parked(struct sup_channel *ch)
+{
+	for (unsigned k = 0; k < ch->n_parked; k++)
+		close_without_linger(ch->parked[k]);
+	ch->n_parked = 0;
+}
+
+/* More messages than the channel's receive buffer can hold; only a bound on the drain. */
+#define DRAIN_MAX 4096
+
+void sup_channel_release_fds(struct sup_channel *ch)
+{
+	close_parked(ch);
+	/* What the dead worker left queued: received, so that closing the channel drops nothing. */
+	for (unsigned i = 0; ch->started && i < DRAIN_MAX; i++) {
+		uint8_t byte;
+		struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+		union {
+			struct cmsghdr align;
+			char buf[CONTROL_LEN];
+		} control;
+		struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
+				      .msg_controllen = sizeof(control.buf) };
+		ssize_t n = recvmsg(ch->fd, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 || (n == 0 && msg.msg_controllen == 0 && sup_channel_peer_closed(ch)))
+			break;
+		park_fds(ch, &msg);
+		close_parked(ch);
+	}
+}
+
+bool sup_channel_peer_closed(const struct sup_channel *ch)
+{
+	struct pollfd p = { .fd = ch->fd, .events = POLLIN };
+	int n;
+	do
+		n = poll(&p, 1, 0);
+	while (n < 0 && errno == EINTR);
+	return n > 0 && (p.revents & POLLHUP);
+}
 
 static int send_all(int fd, const void *buf, size_t len)
 {
@@ -64,7 +167,12 @@ int sup_channel_start(struct sup_channel *ch, int fd)
 
 	uint8_t pkt[WIRE_KEY_PACKET_LEN];
 	memcpy(pkt, WIRE_KEY_MAGIC, 4);
-	int r = io_fill_random(pkt + 4, WIRE_KEY_LEN);
+	ch->started = true;
+	int r = sup_channel_refuse_fds(fd);
+	if (r == -ENOPROTOOPT)
+		r = 0;
+	if (r >= 0)
+		r = io_fill_random(pkt + 4, WIRE_KEY_LEN);
 	if (r >= 0) {
 		ch->mac = wire_mac_new(pkt + 4);
 		if (!ch->mac)
@@ -78,14 +186,17 @@ int sup_channel_start(struct sup_channel *ch, int fd)
 		r = io_fill_random(ch->nonce, sizeof(ch->nonce));
 	if (r >= 0)
 		r = send_frame(ch, WIRE_CHALLENGE, ch->nonce, sizeof(ch->nonce));
+	/* Not sup_channel_done: the sandbox may still live, and the channel is not drained yet. */
 	if (r < 0)
-		sup_channel_done(ch);
+		ch->mac = wire_mac_free(ch->mac);
 	ch->state = SUP_CHAN_HANDSHAKE;
 	return r;
 }
 
 void sup_channel_done(struct sup_channel *ch)
 {
+	sup_channel_release_fds(ch);
+	ch->started = false;
 	ch->mac = wire_mac_free(ch->mac);
 	free(ch->probes);
 	ch->probes = NULL;
@@ -241,7 +352,8 @@ static int on_event(struct sup_channel *ch, struct wire_rd *p)
 
 /*
  * ERROR: u32 code (errno 1..4095) | str what (<= WIRE_MAX_ERROR_TEXT). Permitted once after
- * GO, before EXITED: the worker could not start the command. Ends the session.
+ * GO and before STARTED (a command that started ends in EXITED): the worker could not start
+ * the command. Ends the session.
  */
 static int on_error(struct sup_channel *ch, struct wire_rd *p)
 {
@@ -310,8 +422,7 @@ static const struct dispatch table[] = {
 	{ WIRE_EVENT, STATE_BIT(SUP_CHAN_GO_SENT) | STATE_BIT(SUP_CHAN_READY) |
 			      STATE_BIT(SUP_CHAN_RUNNING),
 	  0, 1 + 4, 1 + 4 + WIRE_MAX_EVENT_TEXT, on_event, SUP_CHAN_KEEP },
-	{ WIRE_ERROR, STATE_BIT(SUP_CHAN_GO_SENT) | STATE_BIT(SUP_CHAN_READY) |
-			      STATE_BIT(SUP_CHAN_RUNNING),
+	{ WIRE_ERROR, STATE_BIT(SUP_CHAN_GO_SENT) | STATE_BIT(SUP_CHAN_READY),
 	  F_ONCE, 4 + 4, 4 + 4 + WIRE_MAX_ERROR_TEXT, on_error, SUP_CHAN_FAILED },
 	{ WIRE_RESULT, 0, 0, 4 + 4 + 4, 4 + WIRE_MAX_RESULT_NAME + 4 + 4 + WIRE_MAX_RESULT_TEXT,
 	  on_result, SUP_CHAN_KEEP },
@@ -362,7 +473,7 @@ int sup_channel_recv(struct sup_channel *ch)
 	struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
 	union {
 		struct cmsghdr align;
-		char buf[CMSG_SPACE(sizeof(int) * 4)];
+		char buf[CONTROL_LEN];
 	} control;
 	struct msghdr msg = {
 		.msg_iov = &iov,
@@ -377,28 +488,17 @@ int sup_channel_recv(struct sup_channel *ch)
 	if (n < 0)
 		return -errno;
 	/*
-	 * No frame type declares an fd: any ancillary data is a violation, and the fds are
-	 * closed. This comes first, so an empty datagram cannot smuggle fds in as a "close".
+	 * No frame type declares an fd: any ancillary data is a violation. This comes first, so
+	 * an empty datagram cannot smuggle fds in as a "close". The fds are parked, not closed
+	 * (park_fds says why).
 	 */
 	if (msg.msg_controllen > 0) {
-		for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
-			if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
-				size_t nfd = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-				for (size_t i = 0; i < nfd; i++) {
-					int fd;
-					memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
-					(void)close(fd);
-				}
-			}
-		}
+		park_fds(ch, &msg);
 		return violation(ch, -1, -EBADMSG, "unexpected ancillary data");
 	}
 	if (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC))
 		return violation(ch, -1, -EBADMSG, "oversize frame");
-	/*
-	 * End of file. (An empty datagram reads the same; a worker that sends one only ends its
-	 * own session early, which the caller treats as a violation before EXITED.)
-	 */
+	/* End of file, or an empty datagram: the caller tells them apart (peer_closed). */
 	if (n == 0)
 		return -ECONNRESET;
 
@@ -424,6 +524,9 @@ int sup_channel_recv(struct sup_channel *ch)
 	if (payload.len < d->min_len || payload.len > d->max_len)
 		return violation(ch, h.type, -EBADMSG, "payload length out of range");
 	r = d->handler(ch, &payload);
+	/* Our own failure (no memory for a copy): not the worker's doing, and no violation. */
+	if (r < 0 && r != -EBADMSG && r != -EPROTO)
+		return r;
 	if (r < 0) {
 		const char *why = r != -EPROTO		   ? "malformed payload"
 				  : h.type == WIRE_EVENT ? "too many EVENT frames"

@@ -6,11 +6,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
+#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -66,6 +69,64 @@ static bool add_num(cJSON *o, const char *k, double v)
 	return sup_json_add_num(o, k, v);
 }
 
+/*
+ * A 64-bit counter, written as its exact decimal integer: cJSON keeps numbers as doubles,
+ * which hold integers exactly only up to 2^53, and a claim from the worker may be anything.
+ */
+static bool add_u64(cJSON *o, const char *k, uint64_t v)
+{
+	char digits[24];
+	(void)snprintf(digits, sizeof(digits), "%" PRIu64, v);
+	return cJSON_AddRawToObject(o, k, digits) != NULL;
+}
+
+static const char *exit_how_name(uint8_t how)
+{
+	switch (how) {
+	case WIRE_EXIT_CODE:
+		return "exited";
+	case WIRE_EXIT_SIGNAL:
+		return "signaled";
+	case WIRE_EXIT_NOT_FOUND:
+		return "not-found";
+	case WIRE_EXIT_NOT_EXEC:
+		return "not-executable";
+	default:
+		return "unknown";
+	}
+}
+
+/*
+ * The worker: how it ended, as the kernel reported it to waitid on its pidfd (null when it
+ * was never reaped), and what it claimed about the command in EXITED (null when it sent none),
+ * which nothing outside the sandbox can confirm.
+ */
+static bool worker_json(cJSON *root, const struct sup_run_result *res)
+{
+	cJSON *w = cJSON_AddObjectToObject(root, "worker");
+	if (!w)
+		return false;
+	bool ok = true;
+	if (res->worker_exit_known && res->worker_exit_status >= 0)
+		ok = add_num(w, "exit_status", res->worker_exit_status) &&
+		     cJSON_AddNullToObject(w, "exit_signal");
+	else if (res->worker_exit_known)
+		ok = cJSON_AddNullToObject(w, "exit_status") &&
+		     add_num(w, "exit_signal", res->worker_exit_signal);
+	else
+		ok = cJSON_AddNullToObject(w, "exit_status") &&
+		     cJSON_AddNullToObject(w, "exit_signal");
+	if (!ok)
+		return false;
+	if (!res->have_claim)
+		return cJSON_AddNullToObject(w, "claimed") != NULL;
+	const struct wire_exited *c = &res->claim;
+	cJSON *o = cJSON_AddObjectToObject(w, "claimed");
+	return o && cJSON_AddStringToObject(o, "how", exit_how_name(c->how)) &&
+	       add_num(o, "code", c->code) && add_u64(o, "utime_usec", c->utime_usec) &&
+	       add_u64(o, "stime_usec", c->stime_usec) && add_u64(o, "maxrss_kib", c->maxrss_kib);
+}
+
 /* Records at most this many changeset entries; the changeset itself keeps every one. */
 #define RECORD_MAX_CHANGES 10000u
 
@@ -77,9 +138,9 @@ static bool changes_json(cJSON *ws, const struct sup_run_result *res)
 	if (!cJSON_AddStringToObject(ws, "changeset", res->changes_id) ||
 	    !cJSON_AddBoolToObject(ws, "applied", res->changes_applied) ||
 	    !cJSON_AddBoolToObject(ws, "pending", res->changes_kept) ||
-	    !add_num(ws, "n_applied", (double)c->n_applied) ||
-	    !add_num(ws, "n_held", (double)c->n_held) ||
-	    !add_num(ws, "n_refused", (double)c->n_refused) ||
+	    !add_u64(ws, "n_applied", c->n_applied) ||
+	    !add_u64(ws, "n_held", c->n_held) ||
+	    !add_u64(ws, "n_refused", c->n_refused) ||
 	    !cJSON_AddBoolToObject(ws, "entries_truncated", c->n > RECORD_MAX_CHANGES) ||
 	    !(list = cJSON_AddArrayToObject(ws, "entries")))
 		return false;
@@ -125,8 +186,8 @@ cJSON *sup_identity_json(const struct sup_identity *id)
 	cJSON *ns = ok ? cJSON_AddObjectToObject(o, "namespaces") : NULL;
 	for (int i = 0; i < SUP_N_NS && ns; i++) {
 		cJSON *n = cJSON_AddObjectToObject(ns, sup_ns_names[i]);
-		if (!n || !add_num(n, "supervisor", (double)id->ns_self[i]) ||
-		    !add_num(n, "sandbox", (double)id->ns_worker[i]) ||
+		if (!n || !add_u64(n, "supervisor", id->ns_self[i]) ||
+		    !add_u64(n, "sandbox", id->ns_worker[i]) ||
 		    !cJSON_AddBoolToObject(n, "separate", id->ns_self[i] != id->ns_worker[i]))
 			ns = NULL;
 	}
@@ -164,7 +225,7 @@ static cJSON *record_json(const struct sup_run_opts *opts, const struct sup_run_
 	ok = ok && cJSON_AddStringToObject(root, "started_at", ts);
 	sup_rfc3339(&res->ended_real, true, ts);
 	ok = ok && cJSON_AddStringToObject(root, "ended_at", ts) &&
-	     add_num(root, "duration_ms", (double)res->duration_ms);
+	     add_u64(root, "duration_ms", res->duration_ms);
 
 	cJSON *ex = ok ? cJSON_AddObjectToObject(root, "exit") : NULL;
 	ok = ok && ex && cJSON_AddStringToObject(ex, "reason", sup_reason_name(res->reason)) &&
@@ -179,23 +240,23 @@ static cJSON *record_json(const struct sup_run_opts *opts, const struct sup_run_
 
 	cJSON *ph = ok ? cJSON_AddObjectToObject(root, "phases_us") : NULL;
 	for (int i = 0; ph && i < SUP_PHASE_N; i++)
-		if (!add_num(ph, sup_phase_names[i], (double)res->phase_us[i]))
+		if (!add_u64(ph, sup_phase_names[i], res->phase_us[i]))
 			ph = NULL;
 	ok = ok && ph;
 
 	cJSON *rs = ok ? cJSON_AddObjectToObject(root, "resources") : NULL;
 	ok = ok && rs;
 	if (ok && res->have_cg && res->cg.have_memory_peak)
-		ok = add_num(rs, "peak_memory_bytes", (double)res->cg.memory_peak_bytes);
+		ok = add_u64(rs, "peak_memory_bytes", res->cg.memory_peak_bytes);
 	if (ok && res->have_cg && res->cg.have_cpu)
-		ok = add_num(rs, "cpu_usec", (double)res->cg.cpu_usec);
+		ok = add_u64(rs, "cpu_usec", res->cg.cpu_usec);
 	if (ok && res->have_exited)
-		ok = add_num(rs, "command_utime_usec", (double)res->exited.utime_usec) &&
-		     add_num(rs, "command_stime_usec", (double)res->exited.stime_usec) &&
-		     add_num(rs, "command_maxrss_kib", (double)res->exited.maxrss_kib);
+		ok = add_u64(rs, "command_utime_usec", res->exited.utime_usec) &&
+		     add_u64(rs, "command_stime_usec", res->exited.stime_usec) &&
+		     add_u64(rs, "command_maxrss_kib", res->exited.maxrss_kib);
 	if (ok && res->have_cg)
-		ok = add_num(rs, "oom_kills", (double)res->cg.oom_kills) &&
-		     add_num(rs, "pids_limit_hits", (double)res->cg.pids_max_events);
+		ok = add_u64(rs, "oom_kills", res->cg.oom_kills) &&
+		     add_u64(rs, "pids_limit_hits", res->cg.pids_max_events);
 
 	cJSON *sb = ok ? cJSON_AddObjectToObject(root, "sandbox") : NULL;
 	ok = ok && sb &&
@@ -203,8 +264,8 @@ static cJSON *record_json(const struct sup_run_opts *opts, const struct sup_run_
 	     add_num(sb, "host_uid", res->host_uid) && add_num(sb, "host_gid", res->host_gid) &&
 	     add_num(sb, "cgroup_version", res->cg_version) &&
 	     cJSON_AddBoolToObject(sb, "cgroup_emptied", res->cg_emptied) &&
-	     add_num(sb, "placeholders", (double)res->placeholders) &&
-	     add_num(sb, "hidden", (double)res->hidden) &&
+	     add_u64(sb, "placeholders", res->placeholders) &&
+	     add_u64(sb, "hidden", res->hidden) &&
 	     cJSON_AddStringToObject(sb, "capabilities_kept", res->caps_kept);
 
 	cJSON *ws = ok ? cJSON_AddObjectToObject(root, "workspace") : NULL;
@@ -233,6 +294,8 @@ static cJSON *record_json(const struct sup_run_opts *opts, const struct sup_run_
 	for (size_t i = 0; ok && i < ELEMENTSOF(res->weakenings) && res->weakenings[i]; i++)
 		ok = cJSON_AddItemToArray(weak, cJSON_CreateString(res->weakenings[i]));
 
+	ok = ok && worker_json(root, res);
+
 	if (ok && res->identity.checked) {
 		cJSON *id = sup_identity_json(&res->identity);
 		ok = id && cJSON_AddItemToObject(root, "identity", id);
@@ -242,7 +305,7 @@ static cJSON *record_json(const struct sup_run_opts *opts, const struct sup_run_
 
 	if (ok && res->violated) {
 		cJSON *v = cJSON_AddObjectToObject(root, "violation");
-		ok = v && add_num(v, "frame", (double)res->violation_frame) &&
+		ok = v && add_u64(v, "frame", res->violation_frame) &&
 		     cJSON_AddStringToObject(v, "reason", res->violation_reason);
 		if (ok && res->violation_type >= 0)
 			ok = add_num(v, "type", res->violation_type);
@@ -280,18 +343,63 @@ int sup_write_atomic(int dfd, const char *name, const char *text, size_t len)
 	return 0;
 }
 
+static int open_no_symlinks(int at, const char *path, uint64_t flags, int *out_fd)
+{
+	struct open_how how = {
+		.flags = flags | O_DIRECTORY | O_CLOEXEC,
+		.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+	int fd = (int)syscall(SYS_openat2, at, path, &how, sizeof(how));
+	if (fd < 0)
+		return -errno;
+	*out_fd = fd;
+	return 0;
+}
+
+int sup_record_open(const char *dir, int *out_fd)
+{
+	size_t len = strlen(dir);
+	if (len == 0 || len >= PATH_MAX)
+		return -EINVAL;
+	/* The parent (the whole path but its last component) must exist; the last one may not. */
+	char parent[PATH_MAX];
+	memcpy(parent, dir, len + 1);
+	while (len > 1 && parent[len - 1] == '/')
+		parent[--len] = '\0';
+	char *slash = strrchr(parent, '/');
+	const char *name = parent;
+	const char *up = ".";
+	if (slash == parent) {
+		up = "/";
+		name = parent[1] ? parent + 1 : ".";
+	} else if (slash) {
+		*slash = '\0';
+		up = parent;
+		name = slash + 1;
+	}
+	_cleanup_close_ int pfd = -1;
+	int r = open_no_symlinks(AT_FDCWD, up, O_PATH, &pfd);
+	if (r < 0)
+		return r;
+	if (mkdirat(pfd, name, 0755) < 0 && errno != EEXIST)
+		return -errno;
+	return open_no_symlinks(pfd, name, O_RDONLY, out_fd);
+}
+
 int sup_record_write(const char *dir, const struct sup_run_opts *opts,
 		     const struct sup_run_result *res)
 {
 	_cleanup_(cJSON_Deletep) cJSON *json = record_json(opts, res);
 	if (!json)
 		return -ENOMEM;
-	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
-		return -errno;
-	/* O_NOFOLLOW on the last component: a symlinked record folder is refused. */
-	_cleanup_close_ int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (dfd < 0)
-		return -errno;
+	_cleanup_close_ int own = -1;
+	int dfd = res->have_record_fd ? res->record_fd : -1;
+	if (dfd < 0) {
+		int r = sup_record_open(dir, &own);
+		if (r < 0)
+			return r;
+		dfd = own;
+	}
 	return sup_write_json_atomic(dfd, "record.json", json);
 }
 

@@ -49,7 +49,7 @@ extern const struct sbx_seccomp_precompiled sbx_seccomp_default_pre;
 #include "supervisor.h"
 #include "treecopy.h"
 
-/* How long the worker may take to answer each handshake step. */
+/* How long the worker may take to answer each handshake step: CHALLENGE, and GO. */
 #define HANDSHAKE_TIMEOUT_MS 10000
 /* After EXITED, how long the worker may take to exit. */
 #define WORKER_EXIT_TIMEOUT_MS 5000
@@ -103,6 +103,11 @@ struct run_state {
 	int pidfd;
 	pid_t pid;
 	bool reaped;
+	bool worker_status_known; /* reaped, and waitid said how the worker ended */
+	siginfo_t worker_si;
+	bool chan_eof;          /* the worker closed its end of the channel */
+	int internal_err;       /* END_INTERNAL: -errno of warden's own failure, and what failed */
+	char internal_what[96];
 	int sigfd;
 	int timerfd;
 	sigset_t old_mask;
@@ -161,24 +166,38 @@ static void run_state_init(struct run_state *st)
 		st->cg_join.tasks_fd[i] = -1;
 }
 
+/*
+ * Reaps the worker, which has exited (its pidfd is readable) or was sent SIGKILL, and keeps
+ * the kernel's word on how it ended. As pid 1 of its namespace it is reaped only once every
+ * other process there is gone. Returns 0, or -errno from waitid.
+ */
+static int reap_worker(struct run_state *st)
+{
+	siginfo_t si;
+	memset(&si, 0, sizeof(si));
+	int r;
+	while ((r = waitid(P_PIDFD, (id_t)st->pidfd, &si, WEXITED)) < 0 && errno == EINTR)
+		;
+	st->reaped = true;
+	if (r < 0)
+		return -errno;
+	st->worker_si = si;
+	st->worker_status_known = true;
+	return 0;
+}
+
 /* Kills the worker (and so its pid namespace) and reaps it. */
-static void kill_and_reap(struct run_state *st, int *out_status)
+static void kill_and_reap(struct run_state *st)
 {
 	if (st->pidfd < 0 || st->reaped)
 		return;
 	(void)syscall(SYS_pidfd_send_signal, st->pidfd, SIGKILL, NULL, 0);
-	siginfo_t si;
-	memset(&si, 0, sizeof(si));
-	while (waitid(P_PIDFD, (id_t)st->pidfd, &si, WEXITED) < 0 && errno == EINTR)
-		;
-	st->reaped = true;
-	if (out_status)
-		*out_status = si.si_status;
+	(void)reap_worker(st);
 }
 
 static void run_state_done(struct run_state *st, struct sup_run_result *res)
 {
-	kill_and_reap(st, NULL);
+	kill_and_reap(st);
 	sbx_cgroup_close_join(&st->cg_join);
 	if (st->cg.version) {
 		int r = sbx_cgroup_kill(&st->cg);
@@ -244,6 +263,16 @@ static int setup_failed(struct sup_run_result *res, int err, const char *fmt, ..
 	res->exit_code = SUP_EXIT_SETUP;
 	log_error("%s", res->error);
 	return SUP_EXIT_SETUP;
+}
+
+/*
+ * warden's own failure once the sandbox exists (a failing poll, no memory, a status file too
+ * long for our buffers): exit 125 like any setup failure, never blamed on the sandbox, with
+ * "internal error" and what failed in the detail.
+ */
+static int internal_failed(struct sup_run_result *res, int err, const char *what)
+{
+	return setup_failed(res, err, "internal error: %s", what);
 }
 
 void sup_digest_hex(const void *buf, size_t len, char out[72])
@@ -617,36 +646,58 @@ static bool group_oom_killed(const struct run_state *st)
 }
 
 enum loop_end {
-	END_WORKER_EXITED,   /* pidfd readable */
+	END_WORKER_EXITED,   /* pidfd readable (with UNTIL_EXIT: the worker is reaped) */
 	END_TIMEOUT,
 	END_SIGNAL,
 	END_VIOLATION,
 	END_CHANNEL_CLOSED,
 	END_STAGE,           /* the awaited channel state was reached */
+	END_INTERNAL,        /* warden's own failure: st->internal_err and internal_what */
 };
 
+/* event_loop's until after EXITED: nothing more may come but the worker's own exit. */
+#define UNTIL_EXIT (-1)
+
+static enum loop_end internal(struct run_state *st, int err, const char *what)
+{
+	st->internal_err = err;
+	(void)snprintf(st->internal_what, sizeof(st->internal_what), "%s", what);
+	return END_INTERNAL;
+}
+
+static enum loop_end violated(struct run_state *st, const char *why)
+{
+	sup_channel_violation(&st->chan_state, -1, why);
+	return END_VIOLATION;
+}
+
 /*
- * Waits until the channel reaches state `until` (or, with until = -1, until the worker exits),
- * a deadline passes (deadline_ms from the monotonic clock, 0 = none, on top of the wall
- * timerfd), a terminating signal arrives, or the worker misbehaves.
+ * Waits until the channel reaches state `until`, a deadline passes (deadline_ms from the
+ * monotonic clock, 0 = none, on top of the wall timerfd), a terminating signal arrives, or the
+ * worker misbehaves. With until = UNTIL_EXIT (after EXITED) it waits for the worker to exit and
+ * reaps it: any frame, even an empty datagram, is a violation, the end of the channel is
+ * expected, silence past the deadline is a violation, and the wall-clock limit no longer counts
+ * (the command ended within it).
  */
 static enum loop_end event_loop(struct run_state *st, int until, uint64_t deadline_ms,
 				int *out_signal)
 {
+	const bool after_exit = until == UNTIL_EXIT;
 	for (;;) {
-		if (until >= 0 && (int)st->chan_state.state >= until)
+		if (!after_exit && (int)st->chan_state.state >= until)
 			return END_STAGE;
 		int timeout = -1;
 		if (deadline_ms) {
 			uint64_t now = sup_mono_ms();
 			if (now >= deadline_ms)
-				return END_VIOLATION;
+				return violated(st, after_exit ? "worker did not exit after EXITED"
+							       : "worker silent past its deadline");
 			timeout = (int)(deadline_ms - now);
 		}
 		struct pollfd pfd[6] = {
 			{ .fd = st->sigfd, .events = POLLIN },
-			{ .fd = st->timerfd, .events = POLLIN },
-			{ .fd = st->chan[0], .events = POLLIN },
+			{ .fd = after_exit ? -1 : st->timerfd, .events = POLLIN },
+			{ .fd = st->chan_eof ? -1 : st->chan[0], .events = POLLIN },
 			{ .fd = st->pidfd, .events = POLLIN },
 			{ .fd = st->out_pipe[0], .events = POLLIN },
 			{ .fd = st->err_pipe[0], .events = POLLIN },
@@ -655,11 +706,9 @@ static enum loop_end event_loop(struct run_state *st, int until, uint64_t deadli
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
-			return END_VIOLATION;
-		if (n == 0) {
-			sup_channel_violation(&st->chan_state, -1, "worker silent past its deadline");
-			return END_VIOLATION;
-		}
+			return internal(st, -errno, "wait for the sandbox (poll)");
+		if (n == 0)
+			continue; /* the deadline, checked above */
 		if (pfd[0].revents & POLLIN) {
 			struct signalfd_siginfo si;
 			if (read(st->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si) &&
@@ -676,23 +725,33 @@ static enum loop_end event_loop(struct run_state *st, int until, uint64_t deadli
 			drain_pipe(&st->err_pipe[0], st->opts->err);
 		if (pfd[2].revents & (POLLIN | POLLHUP | POLLERR)) {
 			int r = sup_channel_recv(&st->chan_state);
-			if (r == -ECONNRESET || r == -EAGAIN) {
-				if (r == -ECONNRESET) {
-					/* Closed: only fine once the worker is exiting. */
-					if (until < 0 || st->chan_state.state == SUP_CHAN_DONE ||
-					    group_oom_killed(st))
-						return END_CHANNEL_CLOSED;
-					sup_channel_violation(&st->chan_state, -1,
-							      "worker closed the channel early");
-					return END_VIOLATION;
-				}
-			} else if (r < 0) {
-				return END_VIOLATION;
+			if (r == -EAGAIN)
+				continue;
+			if (r == -ECONNRESET) {
+				/* A datagram of no bytes is no frame, and the worker sends none. */
+				if (!sup_channel_peer_closed(&st->chan_state))
+					return violated(st, "empty datagram");
+				st->chan_eof = true;
+				if (after_exit)
+					continue;
+				if (st->chan_state.state == SUP_CHAN_DONE || group_oom_killed(st))
+					return END_CHANNEL_CLOSED;
+				return violated(st, "worker closed the channel early");
 			}
+			if (r < 0 && st->chan_state.violated)
+				return END_VIOLATION;
+			if (r < 0)
+				return internal(st, r, "read from the worker channel");
 			continue;
 		}
-		if (pfd[3].revents & POLLIN)
+		if (pfd[3].revents & POLLIN) {
+			if (!after_exit)
+				return END_WORKER_EXITED;
+			int r = reap_worker(st);
+			if (r < 0)
+				return internal(st, r, "reap the worker");
 			return END_WORKER_EXITED;
+		}
 	}
 }
 
@@ -878,6 +937,14 @@ static int prepare(struct run_state *st, const struct sup_run_opts *opts,
 		   struct sup_run_result *res)
 {
 	int r;
+	/* The record's folder first: a --record that cannot be written refuses the run. */
+	if (opts->record_dir) {
+		r = sup_record_open(opts->record_dir, &res->record_fd);
+		res->have_record_fd = r >= 0;
+		if (r < 0)
+			return setup_failed(res, r, "open the record folder '%s' (a directory, created "
+					    "if missing, with no symlink in its path)", opts->record_dir);
+	}
 	/* Policy */
 	struct pol_diag diag;
 	_cleanup_free_ char *text = NULL;
@@ -1066,6 +1133,17 @@ static int prepare(struct run_state *st, const struct sup_run_opts *opts,
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, st->chan) < 0 ||
 	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, st->sync) < 0)
 		return setup_failed(res, -errno, "create the worker channel");
+	/*
+	 * No frame carries a descriptor, and closing one the sandbox sent could block us (a
+	 * lingering socket): the kernel refuses them at our end, from before the sandbox exists.
+	 * Without SO_PASSRIGHTS the channel parks whatever arrives until the sandbox is dead.
+	 */
+	r = sup_channel_refuse_fds(st->chan[0]);
+	if (r == -ENOPROTOOPT)
+		log_debug("this kernel cannot refuse descriptors on the channel (no SO_PASSRIGHTS): "
+			  "any that arrive are kept, unclosed, until the sandbox is dead");
+	else if (r < 0)
+		return setup_failed(res, r, "refuse descriptors on the worker channel");
 	/* Captured streams: pipes we drain; only our read ends are non-blocking. */
 	if (opts->out || opts->err) {
 		st->devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -1215,6 +1293,29 @@ static int finish_timeout(struct sup_run_result *res, uint64_t ms)
 	return SUP_EXIT_TIMEOUT;
 }
 
+/*
+ * After EXITED: the worker must exit, with status 0, within WORKER_EXIT_TIMEOUT_MS, and say
+ * nothing more. Returns END_WORKER_EXITED when it did, else how the wait ended (a violation
+ * recorded in the channel).
+ */
+static enum loop_end await_worker_exit(struct run_state *st, int *sig)
+{
+	enum loop_end end = event_loop(st, UNTIL_EXIT, sup_mono_ms() + WORKER_EXIT_TIMEOUT_MS, sig);
+	if (end != END_WORKER_EXITED || !st->worker_status_known)
+		return end;
+	/*
+	 * A signal is the kernel's doing (the OOM killer, or SIGSYS under a kill-mode filter):
+	 * nothing in the sandbox may signal its pid 1 with one it has no handler for.
+	 */
+	if (st->worker_si.si_code == CLD_EXITED && st->worker_si.si_status != 0) {
+		char why[64];
+		(void)snprintf(why, sizeof(why), "worker exited with status %d after EXITED",
+			       st->worker_si.si_status);
+		return violated(st, why);
+	}
+	return end;
+}
+
 static int supervise(struct run_state *st, struct sup_run_result *res)
 {
 	int sig = 0;
@@ -1238,6 +1339,9 @@ static int supervise(struct run_state *st, struct sup_run_result *res)
 		want.ns_new[i] = st->pol->namespaces[i];
 	int r = sup_check_identity(st->pid, &want, &st->chan_state.claimed, &res->identity);
 	phase_end(st, res, SUP_PHASE_ATTEST);
+	if (r == -E2BIG || r == -ENOMEM)
+		return internal_failed(res, r, r == -E2BIG ? "the worker's /proc status is longer "
+					     "than warden reads" : "read the worker's identity");
 	if (r < 0) {
 		res->reason = SUP_REASON_ATTESTATION_FAILED;
 		res->exit_code = SUP_EXIT_VIOLATION;
@@ -1267,10 +1371,12 @@ static int supervise(struct run_state *st, struct sup_run_result *res)
 		if (end == END_STAGE && st->chan_state.state == SUP_CHAN_DONE) {
 			sup_audit_inside(st->audit, st->pol, st->chan_state.probes,
 					 st->chan_state.n_probes);
-			end = event_loop(st, -1, sup_mono_ms() + WORKER_EXIT_TIMEOUT_MS, &sig);
-			res->have_exited = true;
-			res->exited = st->chan_state.exited;
-			return 0;
+			end = await_worker_exit(st, &sig);
+			if (end == END_WORKER_EXITED) {
+				res->have_exited = true;
+				res->exited = st->chan_state.exited;
+				return 0;
+			}
 		}
 		goto ended;
 	}
@@ -1284,15 +1390,18 @@ static int supervise(struct run_state *st, struct sup_run_result *res)
 	if (r < 0)
 		return setup_failed(res, r, "send GO to the worker");
 
-	end = event_loop(st, SUP_CHAN_DONE, 0, &sig);
+	/* READY has a deadline as the handshake has; the command's own run only the wall's. */
+	end = event_loop(st, SUP_CHAN_READY, sup_mono_ms() + HANDSHAKE_TIMEOUT_MS, &sig);
+	if (end == END_STAGE)
+		end = event_loop(st, SUP_CHAN_DONE, 0, &sig);
 	if (end == END_STAGE && st->chan_state.state == SUP_CHAN_FAILED)
 		return setup_failed(res, -(int)st->chan_state.error_code,
 				    "the worker could not start the command: '%s'",
 				    st->chan_state.error_what);
 	if (end == END_STAGE) {
 		/* EXITED arrived: the worker exits next, taking the namespace with it. */
-		end = event_loop(st, -1, sup_mono_ms() + WORKER_EXIT_TIMEOUT_MS, &sig);
-		if (end == END_CHANNEL_CLOSED || end == END_WORKER_EXITED || end == END_VIOLATION) {
+		end = await_worker_exit(st, &sig);
+		if (end == END_WORKER_EXITED) {
 			res->have_exited = true;
 			res->exited = st->chan_state.exited;
 			return 0;
@@ -1307,6 +1416,8 @@ ended:
 	case END_VIOLATION:
 		note_violation(res, &st->chan_state);
 		return res->exit_code;
+	case END_INTERNAL:
+		return internal_failed(res, st->internal_err, st->internal_what);
 	case END_WORKER_EXITED:
 	case END_CHANNEL_CLOSED:
 	case END_STAGE:
@@ -1323,9 +1434,27 @@ ended:
 	return res->exit_code;
 }
 
+/* The kernel's word on the worker's own end, and what it claimed about the command. */
+static void note_worker_end(const struct run_state *st, struct sup_run_result *res)
+{
+	res->worker_exit_known = st->worker_status_known;
+	if (st->worker_status_known) {
+		const siginfo_t *si = &st->worker_si;
+		bool exited = si->si_code == CLD_EXITED;
+		res->worker_exit_status = exited ? si->si_status : -1;
+		res->worker_exit_signal = exited ? 0 : si->si_status;
+	}
+	res->have_claim = st->chan_state.have_exited;
+	if (res->have_claim)
+		res->claim = st->chan_state.exited;
+}
+
 void sup_run_result_done(struct sup_run_result *res)
 {
 	sup_chg_report_done(&res->changes);
+	if (res->have_record_fd)
+		close_fd(&res->record_fd);
+	res->have_record_fd = false;
 }
 
 int sup_run(const struct sup_run_opts *opts, struct sup_run_result *res)
@@ -1352,12 +1481,15 @@ int sup_run(const struct sup_run_opts *opts, struct sup_run_result *res)
 	phase_end(&st, res, SUP_PHASE_COMMAND);
 
 	/* Tear down: kill, verify empty, read the counters, remove. */
-	kill_and_reap(&st, NULL);
+	kill_and_reap(&st);
 	if (st.cg.version) {
 		int r = sbx_cgroup_kill(&st.cg);
 		res->cg_emptied = r == 0;
 		res->have_cg = sbx_cgroup_stats(&st.cg, &res->cg) == 0;
 	}
+	/* Nothing of the sandbox runs now: descriptors it sent may be closed without waiting. */
+	sup_channel_release_fds(&st.chan_state);
+	note_worker_end(&st, res);
 	if (code == -1) {
 		classify(res);
 		code = res->exit_code;

@@ -102,7 +102,21 @@ struct sup_run_result {
 	char error[640];               /* setup failure or violation, human-readable */
 
 	bool have_exited;
-	struct wire_exited exited;     /* the worker's report of the command */
+	struct wire_exited exited;     /* the worker's report of the command, accepted */
+
+	/*
+	 * The worker's own end, in the kernel's words (waitid on its pidfd), and its claim about
+	 * the command (EXITED), kept even when the run ended in a violation.
+	 */
+	bool worker_exit_known;
+	int worker_exit_status;        /* its exit status, or -1 when a signal ended it */
+	int worker_exit_signal;        /* the signal that ended it, or 0 */
+	bool have_claim;
+	struct wire_exited claim;
+
+	/* --record: the folder, opened before anything ran (a zeroed result holds none). */
+	bool have_record_fd;
+	int record_fd;
 	bool have_cg;
 	struct sbx_cg_stats cg;
 	int cg_version;                /* 0 when no cgroup was used */
@@ -144,15 +158,25 @@ struct sup_run_result {
 	struct sup_chg_report changes; /* owned: free with sup_run_result_done */
 };
 
-/* Frees what a result owns (the changeset report). */
+/* Frees what a result owns (the changeset report, the record folder's fd). */
 void sup_run_result_done(struct sup_run_result *res);
 
 /* Runs opts->argv in a sandbox. Always fills *res; returns the exit code to use. */
 int sup_run(const struct sup_run_opts *opts, struct sup_run_result *res);
 
 /*
- * Writes res as DIR/record.json atomically (temporary file, fsync, rename, fsync of DIR).
- * DIR is created if missing; a symlinked DIR or record is refused. Returns 0 or -errno.
+ * Opens the record folder dir for sup_record_write: created (0755) if its last component is
+ * missing, and the whole path resolved with openat2(RESOLVE_NO_SYMLINKS), so that no symlink
+ * anywhere in it (one planted by an earlier sandbox, say) can redirect root's write. sup_run
+ * calls it before anything else, so that a bad --record refuses the run before the command
+ * ran. Stores the fd (O_DIRECTORY, close-on-exec) in *out_fd and returns 0, or -errno.
+ */
+int sup_record_open(const char *dir, int *out_fd);
+
+/*
+ * Writes res as DIR/record.json atomically (temporary file, fsync, rename, fsync of DIR), in
+ * the folder sup_run opened (res->record_fd), or else opened now by sup_record_open(dir).
+ * Returns 0 or -errno.
  */
 int sup_record_write(const char *dir, const struct sup_run_opts *opts,
 		     const struct sup_run_result *res);

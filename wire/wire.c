@@ -103,23 +103,33 @@ bool wire_get_sub(struct wire_rd *r, struct wire_rd *out)
 	return true;
 }
 
-bool wire_get_str(struct wire_rd *r, size_t max, char **out)
+/*
+ * wire_get_str, telling a malformed field (-EBADMSG) from a copy that could not be allocated
+ * (-ENOMEM): the payload decoders below return that difference, so that a receiver never
+ * blames its own shortage of memory on the peer.
+ */
+static int get_str(struct wire_rd *r, size_t max, char **out)
 {
 	struct wire_rd save = *r, body;
 	if (!wire_get_sub(r, &body) || body.len > max || memchr(body.p, 0, body.len)) {
 		*r = save;
-		return false;
+		return -EBADMSG;
 	}
 	char *s = malloc(body.len + 1);
 	if (!s) {
 		*r = save;
-		return false;
+		return -ENOMEM;
 	}
 	if (body.len)
 		memcpy(s, body.p, body.len);
 	s[body.len] = '\0';
 	*out = s;
-	return true;
+	return 0;
+}
+
+bool wire_get_str(struct wire_rd *r, size_t max, char **out)
+{
+	return get_str(r, max, out) == 0;
 }
 
 bool wire_done(const struct wire_rd *r)
@@ -415,9 +425,11 @@ int wire_get_event(struct wire_rd *r, uint8_t *out_level, char **out_text)
 {
 	uint8_t level;
 	char *text = NULL;
-	if (!wire_get_u8(r, &level) || level > WIRE_EVENT_LEVEL_MAX ||
-	    !wire_get_str(r, WIRE_MAX_EVENT_TEXT, &text))
+	if (!wire_get_u8(r, &level) || level > WIRE_EVENT_LEVEL_MAX)
 		return -EBADMSG;
+	int e = get_str(r, WIRE_MAX_EVENT_TEXT, &text);
+	if (e < 0)
+		return e;
 	if (!wire_done(r)) {
 		free(text);
 		return -EBADMSG;
@@ -436,9 +448,11 @@ int wire_get_error(struct wire_rd *r, uint32_t *out_code, char **out_what)
 {
 	uint32_t code;
 	char *what = NULL;
-	if (!wire_get_u32(r, &code) || code < 1 || code > 4095 ||
-	    !wire_get_str(r, WIRE_MAX_ERROR_TEXT, &what))
+	if (!wire_get_u32(r, &code) || code < 1 || code > 4095)
 		return -EBADMSG;
+	int e = get_str(r, WIRE_MAX_ERROR_TEXT, &what);
+	if (e < 0)
+		return e;
 	if (!wire_done(r)) {
 		free(what);
 		return -EBADMSG;
@@ -461,13 +475,19 @@ int wire_get_result(struct wire_rd *r, char **out_name, uint32_t *out_score_mill
 {
 	char *name = NULL, *detail = NULL;
 	uint32_t score;
-	if (!wire_get_str(r, WIRE_MAX_RESULT_NAME, &name))
-		return -EBADMSG;
-	if (!wire_get_u32(r, &score) || score > 1000 ||
-	    !wire_get_str(r, WIRE_MAX_RESULT_TEXT, &detail) || !wire_done(r)) {
+	int e = get_str(r, WIRE_MAX_RESULT_NAME, &name);
+	if (e < 0)
+		return e;
+	if (!wire_get_u32(r, &score) || score > 1000)
+		e = -EBADMSG;
+	if (e >= 0)
+		e = get_str(r, WIRE_MAX_RESULT_TEXT, &detail);
+	if (e >= 0 && !wire_done(r))
+		e = -EBADMSG;
+	if (e < 0) {
 		free(name);
 		free(detail);
-		return -EBADMSG;
+		return e;
 	}
 	*out_name = name;
 	*out_score_millis = score;
@@ -486,13 +506,19 @@ int wire_get_probe(struct wire_rd *r, char **out_id, uint32_t *out_err, char **o
 {
 	char *id = NULL, *detail = NULL;
 	uint32_t err;
-	if (!wire_get_str(r, WIRE_MAX_PROBE_ID, &id))
-		return -EBADMSG;
-	if (!*id || !wire_get_u32(r, &err) || err > 4095 ||
-	    !wire_get_str(r, WIRE_MAX_PROBE_TEXT, &detail) || !wire_done(r)) {
+	int e = get_str(r, WIRE_MAX_PROBE_ID, &id);
+	if (e < 0)
+		return e;
+	if (!*id || !wire_get_u32(r, &err) || err > 4095)
+		e = -EBADMSG;
+	if (e >= 0)
+		e = get_str(r, WIRE_MAX_PROBE_TEXT, &detail);
+	if (e >= 0 && !wire_done(r))
+		e = -EBADMSG;
+	if (e < 0) {
 		free(id);
 		free(detail);
-		return -EBADMSG;
+		return e;
 	}
 	*out_id = id;
 	*out_err = err;

@@ -169,7 +169,10 @@ int wire_get_exited(struct wire_rd *r, struct wire_exited *out);
 /* EVENT: a bounded log line from the worker. level: 0 debug, 1 info, 2 warning, 3 error. */
 #define WIRE_EVENT_LEVEL_MAX 3u
 bool wire_put_event(struct wire_wr *w, uint8_t level, const char *text, size_t len);
-/* Decodes an EVENT payload; *out_text is a new NUL-terminated string. -EBADMSG on any fault. */
+/*
+ * Decodes an EVENT payload; *out_text is a new NUL-terminated string. -EBADMSG for a malformed
+ * payload, -ENOMEM when the copy cannot be allocated (as every decoder below that copies).
+ */
 int wire_get_event(struct wire_rd *r, uint8_t *out_level, char **out_text);
 
 /* ERROR: the worker could not do what GO asked (code is an errno, 1..4095). */

@@ -23,6 +23,9 @@
 
 #include "harness.h"
 
+struct attack;
+typedef void check_fn(const struct attack *a, const cJSON *record, const char *text);
+
 struct attack {
 	const char *mode;
 	int code;               /* warden's exit code */
@@ -30,30 +33,101 @@ struct attack {
 	const char *violation;  /* a substring of violation.reason (or of exit.detail), or NULL */
 	const char *alt;        /* an acceptable alternative substring, or NULL */
 	int type;               /* violation.type, or -1 when it must be absent */
+	const char *env;        /* one more NAME=value of warden-test's environment, or NULL */
+	const char *err_has;    /* a substring warden's stderr must hold, or NULL */
+	check_fn *check;        /* more checks on the record (and its text), or NULL */
 };
 
+/* The fallback for kernels without SO_PASSRIGHTS, forced in warden-test. */
+#define NO_PASSRIGHTS "WARDEN_TEST_NO_PASSRIGHTS=1"
+#define FD_REFUSED "hostile: fd passing refused: EPERM"
+
+/* An honest session: the worker's claim is recorded as such, beside its own exit. */
+static void check_honest(const struct attack *a, const cJSON *rec, const char *text)
+{
+	(void)a;
+	(void)text;
+	assert_int_equal((int)th_json_num(rec, "worker.exit_status"), 0);
+	assert_true(cJSON_IsNull(th_json_at(rec, "worker.exit_signal")));
+	assert_string_equal(th_json_str(rec, "worker.claimed.how"), "exited");
+	assert_int_equal((int)th_json_num(rec, "worker.claimed.code"), 0);
+	assert_int_equal((int)th_json_num(rec, "exit.status"), 0);
+}
+
+/* The worker claims status 0, then exits 3 itself: the kernel's word and the claim differ. */
+static void check_lie_exit(const struct attack *a, const cJSON *rec, const char *text)
+{
+	(void)a;
+	(void)text;
+	assert_int_equal((int)th_json_num(rec, "worker.exit_status"), 3);
+	assert_int_equal((int)th_json_num(rec, "worker.claimed.code"), 0);
+	assert_true(th_json_at(rec, "exit.status") == NULL);
+}
+
+/* 2^64-1 in every resource claim: written exactly, as integers, not through a double. */
+static void check_huge_usage(const struct attack *a, const cJSON *rec, const char *text)
+{
+	(void)a;
+	(void)rec;
+	static const char *const keys[] = {
+		"\"command_utime_usec\":\t18446744073709551615",
+		"\"command_stime_usec\":\t18446744073709551615",
+		"\"command_maxrss_kib\":\t18446744073709551615",
+		"\"utime_usec\":\t18446744073709551615",
+	};
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (!strstr(text, keys[i]))
+			fail_msg("record lacks %s:\n%s", keys[i], text);
+	assert_null(strstr(text, "e+19"));
+}
+
+/* Most attacks: one violation reason, no extra environment, stderr or record checks. */
+#define PLAIN(mode, code, reason, violation, type) \
+	{ mode, code, reason, violation, NULL, type, NULL, NULL, NULL }
+#define VIOLATION(mode, why, type) PLAIN(mode, 123, "protocol-violation", why, type)
+
 static const struct attack attacks[] = {
-	{ "honest", 0, "exited", NULL, NULL, -1 },
-	{ "forge-mac", 123, "protocol-violation", "bad MAC", NULL, -1 },
-	{ "wrong-key", 123, "protocol-violation", "bad MAC", NULL, -1 },
-	{ "truncate", 123, "protocol-violation", "bad MAC", NULL, -1 },
-	{ "bad-flags", 123, "protocol-violation", "bad MAC", NULL, -1 },
-	{ "oversize", 123, "protocol-violation", "oversize frame", NULL, -1 },
-	{ "unknown-type", 123, "protocol-violation", "unknown or unpermitted frame type", NULL, 99 },
-	{ "trailing", 123, "protocol-violation", "payload length out of range", NULL, 3 },
-	{ "wrong-nonce", 123, "protocol-violation", "not permitted now", NULL, 3 },
-	{ "early-ready", 123, "protocol-violation", "not permitted in this state", NULL, 5 },
-	{ "hello-twice", 123, "protocol-violation", "not permitted in this state", NULL, 3 },
-	{ "replay", 123, "protocol-violation", "wrong sequence number", NULL, -1 },
-	{ "reorder", 123, "protocol-violation", "wrong sequence number", NULL, -1 },
-	{ "exited-early", 123, "protocol-violation", "not permitted now", NULL, 9 },
-	{ "pass-fd", 123, "protocol-violation", "ancillary data", NULL, -1 },
-	{ "flood", 123, "protocol-violation", "too many EVENT frames", NULL, 11 },
-	{ "quit", 123, "protocol-violation", "closed the channel early",
-	  "ended before reporting", -1 },
-	{ "silent", 123, "protocol-violation", "silent past its deadline", NULL, -1 },
-	{ "lie-uid", 123, "attestation-failed", "claimed ids differ", NULL, -1 },
-	{ "lie-caps", 123, "attestation-failed", "claimed identity differs", NULL, -1 },
+	{ "honest", 0, "exited", NULL, NULL, -1, NULL, NULL, check_honest },
+	VIOLATION("forge-mac", "bad MAC", -1),
+	VIOLATION("wrong-key", "bad MAC", -1),
+	VIOLATION("truncate", "bad MAC", -1),
+	VIOLATION("bad-flags", "bad MAC", -1),
+	VIOLATION("oversize", "oversize frame", -1),
+	VIOLATION("unknown-type", "unknown or unpermitted frame type", 99),
+	VIOLATION("trailing", "payload length out of range", 3),
+	VIOLATION("wrong-nonce", "not permitted now", 3),
+	VIOLATION("early-ready", "not permitted in this state", 5),
+	VIOLATION("hello-twice", "not permitted in this state", 3),
+	VIOLATION("replay", "wrong sequence number", -1),
+	VIOLATION("reorder", "wrong sequence number", -1),
+	VIOLATION("exited-early", "not permitted now", 9),
+	/* Descriptors on the channel are refused at the socket: the sender gets EPERM. */
+	{ "pass-fd", 0, "exited", NULL, NULL, -1, NULL, FD_REFUSED, NULL },
+	VIOLATION("flood", "too many EVENT frames", 11),
+	{ "quit", 123, "protocol-violation", "closed the channel early", "ended before reporting",
+	  -1, NULL, NULL, NULL },
+	VIOLATION("silent", "silent past its deadline", -1),
+	PLAIN("lie-uid", 123, "attestation-failed", "claimed ids differ", -1),
+	PLAIN("lie-caps", 123, "attestation-failed", "claimed identity differs", -1),
+	/* A socket whose last close() would block, alone or behind 252 other descriptors. */
+	{ "linger-fd", 0, "exited", NULL, NULL, -1, NULL, FD_REFUSED, NULL },
+	{ "many-fds", 0, "exited", NULL, NULL, -1, NULL, FD_REFUSED, NULL },
+	/* The same where the kernel cannot refuse them: parked, closed only after the kill. */
+	{ "pass-fd", 123, "protocol-violation", "ancillary data", NULL, -1, NO_PASSRIGHTS, NULL,
+	  NULL },
+	{ "linger-fd", 123, "protocol-violation", "ancillary data", NULL, -1, NO_PASSRIGHTS, NULL,
+	  NULL },
+	{ "many-fds", 123, "protocol-violation", "ancillary data", NULL, -1, NO_PASSRIGHTS, NULL,
+	  NULL },
+	VIOLATION("silent-after-go", "silent past its deadline", -1),
+	/* After EXITED the worker may only exit, with status 0. */
+	VIOLATION("event-after-exit", "not permitted in this state", 11),
+	VIOLATION("empty-after-exit", "empty datagram", -1),
+	VIOLATION("silent-after-exit", "did not exit after EXITED", -1),
+	VIOLATION("error-after-start", "not permitted in this state", 15),
+	{ "lie-exit", 123, "protocol-violation", "exited with status 3 after EXITED", NULL, -1, NULL,
+	  NULL, check_lie_exit },
+	{ "huge-usage", 0, "exited", NULL, NULL, -1, NULL, NULL, check_huge_usage },
 };
 
 static const char *hostile(void)
@@ -108,13 +182,15 @@ static void run_attack(void **state, const struct attack *a)
 	char rec[PATH_MAX], env[PATH_MAX + 32];
 	th_aux_path(&f->ws, "record", rec);
 	th_pathf(env, "WARDEN_TEST_WORKER=%s", hostile());
-	const char *const envv[] = { env, NULL };
+	const char *const envv[] = { env, a->env, NULL };
 	struct th_opts o = { .workspace = f->ws.dir, .record = rec, .env = envv,
 			     .hard_timeout_ms = 25000 };
 	th_run(&o, TH_CMD(a->mode, f->marker), &f->out);
-	if (f->out.code != a->code)
+	if (f->out.code != a->code || (a->err_has && !strstr(f->out.err, a->err_has)))
 		show(f);
 	assert_int_equal(f->out.code, a->code);
+	if (a->err_has)
+		assert_non_null(strstr(f->out.err, a->err_has));
 
 	f->record = th_record_load(rec);
 	assert_string_equal(th_json_str(f->record, "exit.reason"), a->reason);
@@ -144,6 +220,14 @@ static void run_attack(void **state, const struct attack *a)
 	/* Nothing of the sandbox survives: the hostile worker carried the marker. */
 	assert_int_equal(th_count_procs(f->marker, NULL, 0), 0);
 	assert_true(th_json_bool(f->record, "sandbox.cgroup_emptied"));
+	if (a->check) {
+		char path[PATH_MAX];
+		th_pathf(path, "%s/record.json", rec);
+		char *text = th_read_file(path, 1u << 20, true, NULL);
+		assert_non_null(text);
+		a->check(a, f->record, text);
+		free(text);
+	}
 }
 
 #define ATTACK(i, name)                                              \
@@ -171,6 +255,18 @@ ATTACK(16, quit)
 ATTACK(17, silent)
 ATTACK(18, lie_uid)
 ATTACK(19, lie_caps)
+ATTACK(20, linger_fd)
+ATTACK(21, many_fds)
+ATTACK(22, pass_fd_kept)
+ATTACK(23, linger_fd_kept)
+ATTACK(24, many_fds_kept)
+ATTACK(25, silent_after_go)
+ATTACK(26, event_after_exit)
+ATTACK(27, empty_after_exit)
+ATTACK(28, silent_after_exit)
+ATTACK(29, error_after_start)
+ATTACK(30, lie_exit)
+ATTACK(31, huge_usage)
 
 /*
  * The supervisor's own check that the worker sits in its cgroup (every hierarchy's
@@ -204,7 +300,7 @@ int main(void)
 		th_cannot_run("user namespaces are not available");
 	(void)th_warden();
 	(void)hostile();
-	_Static_assert(sizeof(attacks) / sizeof(attacks[0]) == 20, "one test per attack");
+	_Static_assert(sizeof(attacks) / sizeof(attacks[0]) == 32, "one test per attack");
 	const struct CMUnitTest tests[] = {
 		T(honest),
 		T(forge_mac),
@@ -226,6 +322,18 @@ int main(void)
 		T(silent),
 		T(lie_uid),
 		T(lie_caps),
+		T(linger_fd),
+		T(many_fds),
+		T(pass_fd_kept),
+		T(linger_fd_kept),
+		T(many_fds_kept),
+		T(silent_after_go),
+		T(event_after_exit),
+		T(empty_after_exit),
+		T(silent_after_exit),
+		T(error_after_start),
+		T(lie_exit),
+		T(huge_usage),
 		T(outside_cgroup),
 	};
 	return cmocka_run_group_tests_name("hostile worker", tests, NULL, NULL);

@@ -16,6 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -310,18 +312,25 @@ static unsigned count_open_fds(void)
 	return n;
 }
 
-/* Sends frame_buf[0..len) with n_fds descriptors for /dev/null attached; closes ours after. */
-static void wrk_send_with_fds(struct fixture *f, size_t len, unsigned n_fds)
+#ifndef SO_PASSRIGHTS
+#define SO_PASSRIGHTS 83
+#endif
+
+/*
+ * Sends frame_buf[0..len) with n_fds descriptors attached: fds when not NULL, else new ones for
+ * /dev/null; closes the ones it opened. Returns what sendmsg returned, or -errno.
+ */
+static ssize_t wrk_sendmsg_fds(struct fixture *f, size_t len, const int *fds, unsigned n_fds)
 {
-	int fds[16];
-	assert_true(n_fds <= 16);
-	for (unsigned i = 0; i < n_fds; i++) {
-		fds[i] = open("/dev/null", O_RDONLY | O_CLOEXEC);
-		assert_true(fds[i] >= 0);
+	static int own[SUP_CHAN_MAX_FDS];
+	assert_true(n_fds >= 1 && n_fds <= SUP_CHAN_MAX_FDS);
+	for (unsigned i = 0; !fds && i < n_fds; i++) {
+		own[i] = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		assert_true(own[i] >= 0);
 	}
-	union {
+	static union {
 		struct cmsghdr align;
-		char buf[CMSG_SPACE(sizeof(int) * 16)];
+		char buf[CMSG_SPACE(sizeof(int) * SUP_CHAN_MAX_FDS)];
 	} control;
 	memset(&control, 0, sizeof(control));
 	struct iovec iov = { .iov_base = frame_buf, .iov_len = len };
@@ -335,10 +344,30 @@ static void wrk_send_with_fds(struct fixture *f, size_t len, unsigned n_fds)
 	c->cmsg_level = SOL_SOCKET;
 	c->cmsg_type = SCM_RIGHTS;
 	c->cmsg_len = CMSG_LEN(sizeof(int) * n_fds);
-	memcpy(CMSG_DATA(c), fds, sizeof(int) * n_fds);
-	assert_int_equal(sendmsg(f->wrk_fd, &msg, MSG_NOSIGNAL), (ssize_t)len);
-	for (unsigned i = 0; i < n_fds; i++)
-		assert_int_equal(close(fds[i]), 0);
+	memcpy(CMSG_DATA(c), fds ? fds : own, sizeof(int) * n_fds);
+	ssize_t n = sendmsg(f->wrk_fd, &msg, MSG_NOSIGNAL);
+	if (n < 0)
+		n = -errno;
+	for (unsigned i = 0; !fds && i < n_fds; i++)
+		assert_int_equal(close(own[i]), 0);
+	return n;
+}
+
+/* wrk_sendmsg_fds with new /dev/null descriptors, which must be sent. */
+static void wrk_send_with_fds(struct fixture *f, size_t len, unsigned n_fds)
+{
+	assert_int_equal(wrk_sendmsg_fds(f, len, NULL, n_fds), (ssize_t)len);
+}
+
+/*
+ * What a kernel without SO_PASSRIGHTS does: the supervisor's end accepts descriptors again
+ * (the option's default), so that the fallback can be tested here.
+ */
+static void accept_fds(struct fixture *f)
+{
+	int on = 1;
+	if (setsockopt(f->sup_fd, SOL_SOCKET, SO_PASSRIGHTS, &on, sizeof(on)) < 0)
+		assert_int_equal(errno, ENOPROTOOPT); /* already so */
 }
 
 /* ---- the happy path ------------------------------------------------------------------------- */
@@ -718,6 +747,10 @@ static struct state_case ready_twice = { SUP_CHAN_READY, WIRE_READY };
 static struct state_case started_twice = { SUP_CHAN_RUNNING, WIRE_STARTED };
 static struct state_case exited_twice = { SUP_CHAN_DONE, WIRE_EXITED };
 static struct state_case ready_after_done = { SUP_CHAN_DONE, WIRE_READY };
+/* ERROR says the command could not start: once STARTED said it did, it is a violation. */
+static struct state_case error_after_started = { SUP_CHAN_RUNNING, WIRE_ERROR };
+static struct state_case error_after_done = { SUP_CHAN_DONE, WIRE_ERROR };
+static struct state_case event_after_done = { SUP_CHAN_DONE, WIRE_EVENT };
 
 /* An authentic, well-formed frame at the right seq, in a state that does not permit it. */
 static void test_not_permitted_in_state(void **state)
@@ -854,10 +887,56 @@ static void test_runt_datagram(void **state)
 
 /* ---- ancillary data ------------------------------------------------------------------------- */
 
-/* A valid HELLO carrying one fd: a violation, and the fd the kernel installed is closed. */
-static void test_scm_rights(void **state)
+/*
+ * The channel refuses descriptors at the socket (SO_PASSRIGHTS off): the sender gets EPERM,
+ * nothing reaches the supervisor, and nothing is a violation. Skipped on a kernel without the
+ * option (before Linux 6.16), where the tests below cover what happens instead.
+ */
+static void test_scm_rights_refused(void **state)
 {
 	struct fixture *f = *state;
+	int v = 1;
+	socklen_t vlen = sizeof(v);
+	if (getsockopt(f->sup_fd, SOL_SOCKET, SO_PASSRIGHTS, &v, &vlen) < 0) {
+		assert_int_equal(errno, ENOPROTOOPT);
+		skip();
+	}
+	assert_int_equal(v, 0);
+	unsigned before = count_open_fds();
+	uint8_t payload[HELLO_LEN];
+	size_t n = wrk_seal(f, WIRE_DIR_TO_SUPERVISOR, WIRE_HELLO, 0, payload,
+			    hello_payload(f, payload));
+	assert_int_equal(wrk_sendmsg_fds(f, n, NULL, 1), -EPERM);
+	assert_int_equal(wrk_sendmsg_fds(f, n, NULL, SUP_CHAN_MAX_FDS), -EPERM);
+	assert_int_equal(wrk_sendmsg_fds(f, 0, NULL, 1), -EPERM);
+	assert_int_equal(sup_channel_recv(&f->ch), -EAGAIN);
+	assert_false(f->ch.violated);
+	assert_int_equal(count_open_fds(), before);
+	/* The same frame without the descriptor is fine. */
+	wrk_send_raw(f, frame_buf, n);
+	f->send_seq++;
+	expect_ok(f, SUP_CHAN_ATTESTED);
+}
+
+/* sup_channel_refuse_fds on a socket that is not AF_UNIX fails, and says why. */
+static void test_refuse_fds_not_unix(void **state)
+{
+	(void)state;
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	assert_true(fd >= 0);
+	int r = sup_channel_refuse_fds(fd);
+	assert_true(r < 0);
+	assert_int_equal(close(fd), 0);
+}
+
+/*
+ * Where descriptors do arrive: a valid HELLO carrying one is a violation, and the descriptor
+ * stays open, parked, until sup_channel_release_fds closes it.
+ */
+static void test_scm_rights_parked(void **state)
+{
+	struct fixture *f = *state;
+	accept_fds(f);
 	unsigned before = count_open_fds();
 	uint8_t payload[HELLO_LEN];
 	size_t n = wrk_seal(f, WIRE_DIR_TO_SUPERVISOR, WIRE_HELLO, 0, payload,
@@ -865,35 +944,124 @@ static void test_scm_rights(void **state)
 	wrk_send_with_fds(f, n, 1);
 	assert_int_equal(count_open_fds(), before); /* in flight, not in our table */
 	assert_violation(f, sup_channel_recv(&f->ch), -EBADMSG, -1, REASON_ANCILLARY);
-	assert_int_equal(count_open_fds(), before);
+	assert_int_equal(f->ch.n_parked, 1);
+	assert_int_equal(count_open_fds(), before + 1);
 	assert_false(f->ch.have_identity);
+	sup_channel_release_fds(&f->ch);
+	assert_int_equal(f->ch.n_parked, 0);
+	assert_int_equal(count_open_fds(), before);
 }
 
-/* More fds than the channel's control buffer holds (MSG_CTRUNC): still none left open. */
-static void test_scm_rights_many(void **state)
+/*
+ * The most descriptors the kernel attaches to one message: every one of them arrives (none is
+ * dropped, so closed, by the kernel for want of control buffer: MSG_CTRUNC), parked.
+ */
+static void test_scm_rights_max(void **state)
 {
 	struct fixture *f = *state;
 	drive_to(f, SUP_CHAN_GO_SENT);
+	accept_fds(f);
 	unsigned before = count_open_fds();
 	size_t n = wrk_seal(f, WIRE_DIR_TO_SUPERVISOR, WIRE_READY, f->send_seq, NULL, 0);
-	wrk_send_with_fds(f, n, 12);
+	wrk_send_with_fds(f, n, SUP_CHAN_MAX_FDS);
 	assert_violation(f, sup_channel_recv(&f->ch), -EBADMSG, -1, REASON_ANCILLARY);
-	assert_int_equal(count_open_fds(), before);
+	assert_int_equal(f->ch.n_parked, SUP_CHAN_MAX_FDS);
+	assert_int_equal(count_open_fds(), before + SUP_CHAN_MAX_FDS);
 	assert_int_equal(f->ch.state, SUP_CHAN_GO_SENT);
+	sup_channel_done(&f->ch);
+	assert_int_equal(count_open_fds(), before);
 }
 
 /*
  * A zero-length datagram carrying an fd: still ancillary data on a type that declares none, so
- * a violation, and the fd the kernel installed must not stay open in the supervisor.
+ * a violation, not a close; the fd is parked.
  */
 static void test_scm_rights_empty_datagram(void **state)
 {
 	struct fixture *f = *state;
+	accept_fds(f);
 	unsigned before = count_open_fds();
 	wrk_send_with_fds(f, 0, 1);
 	int r = sup_channel_recv(&f->ch);
-	assert_int_equal(count_open_fds(), before);
 	assert_violation(f, r, -EBADMSG, -1, REASON_ANCILLARY);
+	assert_int_equal(count_open_fds(), before + 1);
+	sup_channel_release_fds(&f->ch);
+	assert_int_equal(count_open_fds(), before);
+}
+
+/* What is still queued behind the violation is received and closed by the release too. */
+static void test_release_drains_queue(void **state)
+{
+	struct fixture *f = *state;
+	accept_fds(f);
+	unsigned before = count_open_fds();
+	wrk_send_with_fds(f, 0, 1);
+	wrk_send_with_fds(f, 1, 5);
+	wrk_send_raw(f, "x", 1);
+	wrk_send_with_fds(f, 0, 2);
+	/* (not assert_violation: it wants nothing queued behind the violation) */
+	assert_int_equal(sup_channel_recv(&f->ch), -EBADMSG);
+	assert_string_equal(f->ch.violation_reason, REASON_ANCILLARY);
+	assert_int_equal(sup_channel_recv(&f->ch), -EPROTO); /* reads nothing more */
+	assert_int_equal(count_open_fds(), before + 1);
+	sup_channel_release_fds(&f->ch);
+	assert_int_equal(count_open_fds(), before);
+	uint8_t byte;
+	assert_int_equal(recv(f->sup_fd, &byte, 1, MSG_DONTWAIT), -1);
+	assert_int_equal(errno, EAGAIN);
+}
+
+/*
+ * A TCP socket whose last close() would wait for its peer (a full send queue the peer never
+ * reads, SO_LINGER on for as long as the kernel allows), sent as the sandbox's worker could:
+ * the release closes it without waiting, even with the peer still open. A regression hangs
+ * here until meson's timeout.
+ */
+static void test_release_lingering_socket(void **state)
+{
+	struct fixture *f = *state;
+	accept_fds(f);
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t alen = sizeof(a);
+	int l = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_true(l >= 0);
+	assert_int_equal(bind(l, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(listen(l, 1), 0);
+	assert_int_equal(getsockname(l, (struct sockaddr *)&a, &alen), 0);
+	int c = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_true(c >= 0);
+	assert_int_equal(connect(c, (struct sockaddr *)&a, sizeof(a)), 0);
+	int peer = accept4(l, NULL, NULL, SOCK_CLOEXEC);
+	assert_true(peer >= 0);
+	static char junk[65536];
+	while (send(c, junk, sizeof(junk), MSG_DONTWAIT | MSG_NOSIGNAL) > 0)
+		;
+	struct linger lg = { .l_onoff = 1, .l_linger = INT_MAX };
+	assert_int_equal(setsockopt(c, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)), 0);
+
+	unsigned before = count_open_fds();
+	assert_int_equal(wrk_sendmsg_fds(f, 1, &c, 1), 1);
+	assert_int_equal(close(c), 0); /* the parked copy is the last one now */
+	assert_violation(f, sup_channel_recv(&f->ch), -EBADMSG, -1, REASON_ANCILLARY);
+	assert_int_equal(f->ch.n_parked, 1);
+	sup_channel_release_fds(&f->ch);
+	assert_int_equal(count_open_fds(), before - 1);
+	assert_int_equal(close(peer), 0);
+	assert_int_equal(close(l), 0);
+}
+
+/* An empty datagram and the worker's close read the same; peer_closed tells them apart. */
+static void test_empty_datagram_not_close(void **state)
+{
+	struct fixture *f = *state;
+	drive_to(f, SUP_CHAN_DONE);
+	wrk_send_raw(f, "", 0);
+	assert_int_equal(sup_channel_recv(&f->ch), -ECONNRESET);
+	assert_false(sup_channel_peer_closed(&f->ch));
+	assert_int_equal(close(f->wrk_fd), 0);
+	f->wrk_fd = -1;
+	assert_true(sup_channel_peer_closed(&f->ch));
+	assert_int_equal(sup_channel_recv(&f->ch), -ECONNRESET);
 }
 
 /* ---- closing -------------------------------------------------------------------------------- */
@@ -977,6 +1145,9 @@ int main(void)
 		CASE_TEST("STARTED twice", test_not_permitted_in_state, started_twice),
 		CASE_TEST("EXITED twice", test_not_permitted_in_state, exited_twice),
 		CASE_TEST("READY after DONE", test_not_permitted_in_state, ready_after_done),
+		CASE_TEST("ERROR after STARTED", test_not_permitted_in_state, error_after_started),
+		CASE_TEST("ERROR after DONE", test_not_permitted_in_state, error_after_done),
+		CASE_TEST("EVENT after DONE", test_not_permitted_in_state, event_after_done),
 		CHAN_TEST(test_wrong_nonce),
 		CHAN_TEST(test_hello_bad_identity),
 		CHAN_TEST(test_started_pid_below_2),
@@ -995,9 +1166,14 @@ int main(void)
 		CHAN_TEST(test_oversize_datagram),
 		CHAN_TEST(test_datagram_one_over_max),
 		CHAN_TEST(test_runt_datagram),
-		CHAN_TEST(test_scm_rights),
-		CHAN_TEST(test_scm_rights_many),
+		CHAN_TEST(test_scm_rights_refused),
+		cmocka_unit_test(test_refuse_fds_not_unix),
+		CHAN_TEST(test_scm_rights_parked),
+		CHAN_TEST(test_scm_rights_max),
 		CHAN_TEST(test_scm_rights_empty_datagram),
+		CHAN_TEST(test_release_drains_queue),
+		CHAN_TEST(test_release_lingering_socket),
+		CHAN_TEST(test_empty_datagram_not_close),
 		CHAN_TEST(test_closed_channel),
 		CHAN_TEST(test_closed_mid_session),
 		CHAN_TEST(test_external_violation),
