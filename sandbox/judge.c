@@ -136,9 +136,11 @@ int sbx_judge_filter_build(int out_fd, struct sbx_seccomp_prog *out)
 	if (r >= 0 && JUDGE_SANITIZER)
 		r = allow_names(ctx, judge_sanitizer_allow, ELEMENTSOF(judge_sanitizer_allow));
 	/* write() to the answer fd only: libseccomp compares all 64 bits of the argument. */
+	const struct scmp_arg_cmp fd_is_out = {
+		.arg = 0, .op = SCMP_CMP_EQ, .datum_a = (scmp_datum_t)out_fd, .datum_b = 0,
+	};
 	if (r >= 0)
-		r = scmp_rc(seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(write), 1,
-					     SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)out_fd)));
+		r = scmp_rc(seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(write), 1, fd_is_out));
 	/* mmap() never maps anything executable (prot is an int: its low 32 bits). */
 	if (r >= 0)
 		r = scmp_rc(seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(mmap), 1,
