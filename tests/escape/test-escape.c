@@ -74,15 +74,14 @@ struct row {
 
 /*
  * One test's fixture: the harness's first (see struct th_fx: the workspace, the last run, its
- * record, the marker of host processes killed at teardown), then the attack's row and what
- * else to clean up.
+ * record, the marker of host processes killed and the host files removed at teardown), then
+ * the attack's row and what else to clean up.
  */
 struct esc_fx {
 	struct th_fx fx;
 	const struct attack *a;
 	struct row *row;
 	char policy[PATH_MAX];           /* the policy file, once written */
-	char host_files[2][PATH_MAX];    /* host files removed at teardown */
 	int fds[4];                      /* descriptors closed at teardown */
 	struct th_proc bg;               /* a host process started by the test */
 	bool bg_running;
@@ -152,9 +151,6 @@ static int fx_teardown(void **state)
 		th_finish(&f->bg, &o);
 		th_out_done(&o);
 	}
-	for (size_t i = 0; i < sizeof(f->host_files) / sizeof(f->host_files[0]); i++)
-		if (f->host_files[i][0])
-			(void)unlink(f->host_files[i]);
 	for (size_t i = 0; i < sizeof(f->fds) / sizeof(f->fds[0]); i++)
 		if (f->fds[i] >= 0)
 			(void)close(f->fds[i]);
@@ -680,13 +676,10 @@ static void att_host_secret_file(struct esc_fx *f)
 	th_marker("warden-escape-secret", secret, sizeof(secret));
 	size_t made = 0, off = 0;
 	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
-		char *p = f->host_files[made];
-		(void)snprintf(p, PATH_MAX, "%s/warden-escape-secret-XXXXXX", dirs[i]);
-		int fd = mkstemp(p);
-		if (fd < 0) {
-			p[0] = '\0';
+		const char *p;
+		int fd = th_fx_host_file(&f->fx, dirs[i], "warden-escape-secret", &p);
+		if (fd < 0)
 			continue;
-		}
 		made++;
 		/* World-readable: only being out of view protects it. */
 		const bool ok = write(fd, secret, strlen(secret)) == (ssize_t)strlen(secret) &&

@@ -488,6 +488,16 @@ bool th_ws_exists(const struct th_ws *ws, const char *rel)
 	return lstat(p, &st) == 0;
 }
 
+mode_t th_ws_mode(const struct th_ws *ws, const char *rel)
+{
+	char p[PATH_MAX];
+	struct stat st;
+	th_ws_path(ws, rel, p);
+	if (lstat(p, &st) < 0)
+		fail_msg("lstat %s: %s", p, strerror(errno));
+	return st.st_mode;
+}
+
 void th_ws_write(const struct th_ws *ws, const char *rel, const char *text)
 {
 	char p[PATH_MAX];
@@ -669,6 +679,8 @@ static int build_argv(const struct th_opts *o, const char *const *cmd, struct th
 		if (r >= 0)
 			r = arg_add(x, opts[i][1]);
 	}
+	for (size_t i = 0; o->options && o->options[i] && r >= 0; i++)
+		r = arg_add(x, o->options[i]);
 	if (r >= 0 && !o->subcommand)
 		r = arg_add(x, "--");
 	for (size_t i = 0; cmd[i] && r >= 0; i++)
@@ -1180,12 +1192,16 @@ bool th_has_line(const char *text, const char *want)
 	return false;
 }
 
+const struct th_owner th_user_owner = { 4242, 4343 };
+
 int th_fx_setup(void **state, size_t size, uid_t uid, gid_t gid)
 {
 	struct th_fx *f = size >= sizeof(*f) ? calloc(1, size) : NULL;
 	if (!f)
 		return -1;
 	f->param = *state;
+	f->uid = uid;
+	f->gid = gid;
 	int r = th_ws_new(&f->ws, uid, gid);
 	if (r < 0) {
 		print_error("create a workspace: %s\n", strerror(-r));
@@ -1217,6 +1233,29 @@ void th_discard_changesets(const char *ws_dir)
 	th_out_done(&out);
 }
 
+int th_fx_setup_root(void **state)
+{
+	return th_fx_setup(state, sizeof(struct th_fx), 0, 0);
+}
+
+int th_fx_setup_owned(void **state, size_t size)
+{
+	const struct th_owner *o = *state;
+	struct th_owner own = o ? *o : (struct th_owner){ 0, 0 };
+	if (th_fx_setup(state, size, own.uid, own.gid) < 0)
+		return -1;
+	struct th_fx *f = *state;
+	if (!realpath(f->ws.dir, f->real)) {
+		print_error("realpath %s: %s\n", f->ws.dir, strerror(errno));
+		f->real[0] = '\0';
+	} else if (th_host_setup(&f->host, &f->ws) == 0) {
+		return 0;
+	}
+	th_fx_free(f);
+	*state = NULL;
+	return -1;
+}
+
 void th_fx_free(struct th_fx *f)
 {
 	if (!f)
@@ -1224,9 +1263,46 @@ void th_fx_free(struct th_fx *f)
 	if (f->marker[0])
 		th_kill_procs(f->marker, 0);
 	th_out_done(&f->out);
+	th_out_done(&f->host_out);
 	cJSON_Delete(f->record);
+	for (size_t i = 0; i < TH_HOST_FILES; i++)
+		if (f->host_files[i][0])
+			(void)unlink(f->host_files[i]);
+	/* th_ws_remove discards the changesets of ws.dir; they record its canonical path. */
+	if (f->real[0] && strcmp(f->real, f->ws.dir) != 0)
+		th_discard_changesets(f->real);
 	th_ws_remove(&f->ws);
 	free(f);
+}
+
+int th_fx_host_file(struct th_fx *f, const char *dir, const char *stem, const char **out_path)
+{
+	size_t i = 0;
+	while (i < TH_HOST_FILES && f->host_files[i][0])
+		i++;
+	if (i == TH_HOST_FILES)
+		fail_msg("more than %d host files in one test", TH_HOST_FILES);
+	char *p = f->host_files[i];
+	th_pathf(p, "%s/%s-XXXXXX", dir, stem);
+	int fd = mkostemp(p, O_CLOEXEC);
+	if (fd < 0) {
+		int e = errno;
+		p[0] = '\0';
+		return -e;
+	}
+	*out_path = p;
+	return fd;
+}
+
+void th_fx_chown(const struct th_fx *f)
+{
+	if (f->uid || f->gid)
+		th_ws_chown(&f->ws, f->uid, f->gid);
+}
+
+void th_fx_git(struct th_fx *f, int code, const char *const *args)
+{
+	th_host_git(&f->host, f->ws.dir, args, code, &f->host_out);
 }
 
 int th_fx_teardown(void **state)

@@ -193,6 +193,9 @@ void th_host_git(const struct th_host *h, const char *cwd, const char *const *ar
 /* True when the workspace has an entry rel (a final symlink is not followed). */
 bool th_ws_exists(const struct th_ws *ws, const char *rel);
 
+/* The st_mode of the workspace's entry rel (a final symlink is not followed); fails the test. */
+mode_t th_ws_mode(const struct th_ws *ws, const char *rel);
+
 /* Writes text to the workspace's file rel (th_put_file). */
 void th_ws_write(const struct th_ws *ws, const char *rel, const char *text);
 
@@ -220,6 +223,8 @@ struct th_opts {
 	unsigned hard_timeout_ms;    /* 0: TH_HARD_TIMEOUT_MS */
 	const char *const *prefix;   /* NULL-terminated words run in front of the rest (valgrind
 					and its options, a measuring helper); NULL: none */
+	const char *const *options;  /* NULL-terminated options after the ones above, before
+					"--" (--apply none); NULL: none */
 };
 
 /* What th_spawn executes: strings are borrowed (options, command, environ) but the ids. */
@@ -341,6 +346,9 @@ bool th_status_field(const char *text, const char *key, char *out, size_t len);
 /* True when text has a line equal to line (without its newline). */
 bool th_has_line(const char *text, const char *line);
 
+/* How many host files one test may make with th_fx_host_file. */
+#define TH_HOST_FILES 4
+
 /*
  * One test's fixture, shared by the programs that run commands in a fresh workspace. A
  * program that needs more state puts a struct th_fx first in a larger struct of its own, so
@@ -348,13 +356,29 @@ bool th_has_line(const char *text, const char *line);
  */
 struct th_fx {
 	struct th_ws ws;
+	uid_t uid;                  /* the workspace's owner */
+	gid_t gid;
 	const void *param;          /* the test's case (table-driven tests); NULL otherwise */
 	struct th_out out;          /* the last run */
 	cJSON *record;              /* the last record loaded; NULL when none */
 	char record_dir[PATH_MAX];  /* the --record directory of the last th_fx_record_expect */
 	char marker[96];            /* host processes with this argument are killed at teardown */
 	const char *ws_mode;        /* --workspace-mode for th_fx_opts; NULL: the policy's */
+	char host_files[TH_HOST_FILES][PATH_MAX]; /* th_fx_host_file's, removed at teardown */
+	/* The host user's side, made by th_fx_setup_owned (empty otherwise): */
+	char real[PATH_MAX];        /* ws.dir's canonical path, as changesets record it */
+	struct th_host host;        /* git with a HOME of its own */
+	struct th_out host_out;     /* the last host command (th_fx_git) */
 };
+
+/* A workspace's owner, as the cmocka initial state of a test that th_fx_setup_owned sets up. */
+struct th_owner {
+	uid_t uid;
+	gid_t gid;
+};
+
+/* An owner other than root (4242:4343): inside, the sandbox user owns such a workspace. */
+extern const struct th_owner th_user_owner;
 
 /* Discards every changeset (warden changes) whose workspace is ws_dir. */
 void th_discard_changesets(const char *ws_dir);
@@ -367,11 +391,35 @@ void th_discard_changesets(const char *ws_dir);
  */
 int th_fx_setup(void **state, size_t size, uid_t uid, gid_t gid);
 
+/* A cmocka setup: th_fx_setup of a plain struct th_fx, with a workspace that root owns. */
+int th_fx_setup_root(void **state);
+
 /*
- * Kills the marked host processes, frees the run and the record, removes the workspace and
- * frees the allocation f starts (it came from th_fx_setup). NULL-safe.
+ * th_fx_setup for the owner that *state points to (a const struct th_owner; NULL: root), then
+ * the host user's side: f->real and f->host (th_host_setup). Returns 0, or -1 with a message.
+ */
+int th_fx_setup_owned(void **state, size_t size);
+
+/*
+ * Kills the marked host processes, frees the run and the record, removes the host files, the
+ * changesets recorded under f->real, the workspace, and frees the allocation f starts (it came
+ * from th_fx_setup). NULL-safe.
  */
 void th_fx_free(struct th_fx *f);
+
+/*
+ * Creates a new, empty file "<dir>/<stem>-XXXXXX" on the host, removed at teardown; its path
+ * goes to *out_path (owned by f). Returns its descriptor (close-on-exec; the caller closes it)
+ * or -errno. More than TH_HOST_FILES in one test fails the test.
+ */
+int th_fx_host_file(struct th_fx *f, const char *dir, const char *stem, const char **out_path);
+
+/* Gives the workspace and everything in it to f's owner, unless that is root (th_ws_chown). */
+void th_fx_chown(const struct th_fx *f);
+
+/* The host's git with args in f's workspace, as th_host_git; its result in f->host_out. */
+void th_fx_git(struct th_fx *f, int code, const char *const *args);
+#define TH_GIT(f, code, ...) th_fx_git((f), (code), TH_CMD(__VA_ARGS__))
 
 /* A cmocka teardown: th_fx_free(*state). */
 int th_fx_teardown(void **state);

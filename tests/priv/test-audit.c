@@ -25,11 +25,6 @@
 
 #include "harness.h"
 
-static int fx_setup(void **state)
-{
-	return th_fx_setup(state, sizeof(struct th_fx), 0, 0);
-}
-
 /* `warden audit --json` in f's workspace under policy (NULL: the default); its document. */
 static const cJSON *audit(struct th_fx *f, const char *policy)
 {
@@ -201,7 +196,7 @@ static void test_audit_workspace_anywhere(void **state)
 }
 
 /* A test named after its function, without the "test_" prefix. */
-#define T(fn) { &#fn[5], fn, fx_setup, th_fx_teardown, NULL }
+#define T(fn) { &#fn[5], fn, th_fx_setup_root, th_fx_teardown, NULL }
 
 int main(void)
 {

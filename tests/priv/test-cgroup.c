@@ -41,11 +41,6 @@
 #define CG "/sys/fs/cgroup"
 #define CG_TOP CG "/warden"
 
-static int fx_setup(void **state)
-{
-	return th_fx_setup(state, sizeof(struct th_fx), 0, 0);
-}
-
 static bool is_v2(void)
 {
 	struct statfs sf;
@@ -509,7 +504,7 @@ static void test_doctor_propagation(void **state)
 	}
 }
 
-#define T(fn) { &#fn[5], fn, fx_setup, th_fx_teardown, NULL }
+#define T(fn) { &#fn[5], fn, th_fx_setup_root, th_fx_teardown, NULL }
 
 int main(void)
 {

@@ -34,27 +34,6 @@
 
 #include "harness.h"
 
-/* One test's fixture: the harness's (first, see struct th_fx), and host files to remove. */
-struct run_fx {
-	struct th_fx fx;
-	char host_files[4][PATH_MAX];
-};
-
-static int fx_setup(void **state)
-{
-	return th_fx_setup(state, sizeof(struct run_fx), 0, 0);
-}
-
-static int fx_teardown(void **state)
-{
-	struct run_fx *r = *state;
-	for (size_t i = 0; i < sizeof(r->host_files) / sizeof(r->host_files[0]); i++)
-		if (r->host_files[i][0])
-			(void)unlink(r->host_files[i]);
-	th_fx_free(&r->fx);
-	return 0;
-}
-
 /* Runs cmd in the fixture's workspace with the default policy, then th_fx_expect. */
 static void probe_expect(struct th_fx *f, const char *const *cmd, int code, const char *out)
 {
@@ -166,18 +145,14 @@ static void test_host_home_hidden(void **state)
 
 static void test_host_files_hidden(void **state)
 {
-	struct run_fx *r = *state;
-	struct th_fx *f = &r->fx;
+	struct th_fx *f = *state;
 	static const char *const dirs[] = { "/var/tmp", "/opt", "/tmp", "/srv", "/mnt" };
 	size_t made = 0;
-	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]) && made < 4; i++) {
-		char *p = r->host_files[made];
-		(void)snprintf(p, PATH_MAX, "%s/warden-priv-secret-XXXXXX", dirs[i]);
-		int fd = mkstemp(p);
-		if (fd < 0) {
-			p[0] = '\0';
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]) && made < TH_HOST_FILES; i++) {
+		const char *p;
+		int fd = th_fx_host_file(f, dirs[i], "warden-priv-secret", &p);
+		if (fd < 0)
 			continue;
-		}
 		(void)close(fd);
 		made++;
 		probe_expect(f, TH_CMD(TH_PROBE, "open", p), 1, "ERR ENOENT 2\n");
@@ -1495,8 +1470,8 @@ static void test_stdin_passes_through(void **state)
 /* ---------------------------------------------------------------------------------------- */
 
 /* A test named after its function, without the "test_" prefix. */
-#define T(fn) { &#fn[5], fn, fx_setup, fx_teardown, NULL }
-#define SYSCALL(n, e) { "syscall_" n, test_forbidden_syscall, fx_setup, fx_teardown, \
+#define T(fn) { &#fn[5], fn, th_fx_setup_root, th_fx_teardown, NULL }
+#define SYSCALL(n, e) { "syscall_" n, test_forbidden_syscall, th_fx_setup_root, th_fx_teardown, \
 			&(struct syscall_case){ n, e } }
 #define EPERM_ "ERR EPERM 1\n"
 

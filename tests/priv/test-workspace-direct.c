@@ -47,149 +47,75 @@ static const char *const protect_list[] = {
 };
 #define N_PROTECT (sizeof(protect_list) / sizeof(protect_list[0]))
 
-/* The owner of a test's workspace (the test's cmocka initial state; NULL: root). */
-struct owner {
-	uid_t uid;
-	gid_t gid;
-};
-
-static const struct owner user_owner = { 4242, 4343 };
-
-/* One test's fixture: the harness's first (see struct th_fx), then the host side's state. */
-struct dfx {
-	struct th_fx fx;
-	struct owner owner;
-	char real[PATH_MAX];       /* the workspace's canonical path */
-	struct th_host h;          /* the host user: git with a HOME of its own */
-	struct th_out host;        /* the last host command */
-};
-
+/*
+ * One test's fixture: the harness's, in workspace mode direct (the test's cmocka initial state
+ * is the workspace's owner, NULL for root; the host user's side is set up).
+ */
 static int fx_setup(void **state)
 {
-	const struct owner *o = *state;
-	struct owner own = o ? *o : (struct owner){ 0, 0 };
-	if (th_fx_setup(state, sizeof(struct dfx), own.uid, own.gid) < 0)
+	if (th_fx_setup_owned(state, sizeof(struct th_fx)) < 0)
 		return -1;
-	struct dfx *d = *state;
-	d->owner = own;
-	d->fx.ws_mode = "direct";
-	if (!realpath(d->fx.ws.dir, d->real)) {
-		print_error("realpath %s: %s\n", d->fx.ws.dir, strerror(errno));
-		goto fail;
-	}
-	if (th_host_setup(&d->h, &d->fx.ws) < 0)
-		goto fail;
-	return 0;
-fail:
-	th_fx_free(&d->fx);
-	*state = NULL;
-	return -1;
-}
-
-static int fx_teardown(void **state)
-{
-	struct dfx *d = *state;
-	if (d) {
-		th_out_done(&d->host);
-		th_fx_free(&d->fx);
-	}
+	struct th_fx *d = *state;
+	d->ws_mode = "direct";
 	return 0;
 }
 
 /* ---------------------------------------------------------------------------------------- */
 /* Host side                                                                                 */
 
-/* The host's git with args, as root in the workspace; code < 0: any exit. Output in d->host. */
-static void host_git_v(struct dfx *d, int code, const char *const *args)
-{
-	th_host_git(&d->h, d->fx.ws.dir, args, code, &d->host);
-}
-
-#define GIT(d, code, ...) host_git_v((d), (code), TH_CMD(__VA_ARGS__))
-
-static void chown_workspace(struct dfx *d)
-{
-	if (d->owner.uid || d->owner.gid)
-		th_ws_chown(&d->fx.ws, d->owner.uid, d->owner.gid);
-}
-
 /* Removes the probe: git tests want nothing in the workspace that they did not put there. */
-static void drop_probe(struct dfx *d)
+static void drop_probe(struct th_fx *d)
 {
 	char p[PATH_MAX];
-	th_ws_path(&d->fx.ws, "probe", p);
+	th_ws_path(&d->ws, "probe", p);
 	assert_int_equal(unlink(p), 0);
 }
 
 /* Makes the workspace a repository of the host's with one commit of file a (and the probe). */
-static void host_repo(struct dfx *d)
+static void host_repo(struct th_fx *d)
 {
-	GIT(d, 0, "init", "-q");
-	th_ws_write(&d->fx.ws, "a", "a\n");
-	GIT(d, 0, "add", "-A");
-	GIT(d, 0, "commit", "-q", "-m", "host");
-	chown_workspace(d);
-}
-
-/* The names in the workspace (sorted, one a line) are exactly want. */
-static void expect_names(const struct dfx *d, const char *want)
-{
-	char *names = th_list_dir(d->fx.ws.dir, NULL);
-	if (!names)
-		fail_msg("list %s: %s", d->fx.ws.dir, strerror(errno));
-	if (strcmp(names, want) != 0) {
-		th_print_long("workspace", names);
-		free(names);
-		fail_msg("the workspace does not hold exactly the expected names");
-	}
-	free(names);
-}
-
-static mode_t ws_mode_of(const struct dfx *d, const char *rel)
-{
-	char p[PATH_MAX];
-	struct stat st;
-	th_ws_path(&d->fx.ws, rel, p);
-	if (lstat(p, &st) < 0)
-		fail_msg("lstat %s: %s", p, strerror(errno));
-	return st.st_mode;
+	TH_GIT(d, 0, "init", "-q");
+	th_ws_write(&d->ws, "a", "a\n");
+	TH_GIT(d, 0, "add", "-A");
+	TH_GIT(d, 0, "commit", "-q", "-m", "host");
+	th_fx_chown(d);
 }
 
 /* ---------------------------------------------------------------------------------------- */
 /* warden                                                                                    */
 
 /* cmd in the sandbox, workspace mode direct, default policy; expects code and (unless NULL) out. */
-static void run_expect(struct dfx *d, const char *const *cmd, int code, const char *out)
+static void run_expect(struct th_fx *d, const char *const *cmd, int code, const char *out)
 {
-	th_fx_run_expect(&d->fx, NULL, cmd, code, out);
+	th_fx_run_expect(d, NULL, cmd, code, out);
 }
 
 /* `sh -c script` as run_expect. */
-static void sh_expect(struct dfx *d, const char *script, int code, const char *out)
+static void sh_expect(struct th_fx *d, const char *script, int code, const char *out)
 {
 	run_expect(d, TH_CMD("sh", "-c", script), code, out);
 }
 
 /* The probe's write-like command on path was refused by a read-only mount. */
-static void probe_erofs(struct dfx *d, const char *what, const char *path)
+static void probe_erofs(struct th_fx *d, const char *what, const char *path)
 {
 	run_expect(d, TH_CMD(TH_PROBE, what, path), 1, "ERR EROFS 30\n");
 }
 
 /* A rename that must fail (a mount point, or a read-only mount): any error will do. */
-static void probe_rename_refused(struct dfx *d, const char *from, const char *to)
+static void probe_rename_refused(struct th_fx *d, const char *from, const char *to)
 {
-	th_fx_run(&d->fx, NULL, TH_CMD(TH_PROBE, "rename", from, to));
-	if (strncmp(d->fx.out.out, "ERR ", 4) != 0) {
-		th_show(&d->fx.out);
+	th_fx_run(d, NULL, TH_CMD(TH_PROBE, "rename", from, to));
+	if (strncmp(d->out.out, "ERR ", 4) != 0) {
+		th_show(&d->out);
 		fail_msg("%s could be renamed to %s", from, to);
 	}
 }
 
-static void expect_err_lacks(const struct dfx *d, const char *text)
+static void expect_err_lacks(const struct th_fx *d, const char *text)
 {
-	if (strstr(d->fx.out.err, text)) {
-		th_show(&d->fx.out);
+	if (strstr(d->out.err, text)) {
+		th_show(&d->out);
 		fail_msg("the run's stderr says '%s'", text);
 	}
 }
@@ -218,14 +144,14 @@ static const char git_empty_script[] =
 
 static void test_git_in_empty_workspace(void **state)
 {
-	struct dfx *d = *state;
+	struct th_fx *d = *state;
 	drop_probe(d);
 	sh_expect(d, git_empty_script, 0,
 		  "config-ok\ninit-refused\nstatus 128\nb\nstatus-clean\ncontrol-sees-envrc\n");
 	expect_err_lacks(d, "invalid gitfile format");
 	/* Only the sandbox's own file is left; no .git, no placeholder. */
-	expect_names(d, "b\n");
-	GIT(d, 128, "rev-parse", "--git-dir");
+	th_expect_names(d->ws.dir, "b\n");
+	TH_GIT(d, 128, "rev-parse", "--git-dir");
 }
 
 static const char git_repo_script[] =
@@ -240,27 +166,27 @@ static const char git_repo_script[] =
 
 static void test_git_in_host_repo(void **state)
 {
-	struct dfx *d = *state;
+	struct th_fx *d = *state;
 	host_repo(d);
 	sh_expect(d, git_repo_script, 0,
 		  "config-ok\n M a\n?? b\nadd-refused\ncommit-refused\ncontrol-sees-envrc\n");
 	expect_err_lacks(d, "invalid gitfile format");
 	/* The edits landed live; the host's history is its own; no placeholder anywhere. */
-	expect_names(d, ".git\na\nb\nprobe\n");
-	GIT(d, 0, "log", "--name-only", "--format=");
-	assert_string_equal(d->host.out, "a\nprobe\n");
-	GIT(d, 0, "status", "--porcelain", "--untracked-files=all");
-	assert_string_equal(d->host.out, " M a\n?? b\n");
-	GIT(d, 0, "add", "-A");
-	GIT(d, 0, "commit", "-q", "-m", "host again");
-	GIT(d, 0, "show", "--name-only", "--format=", "HEAD");
-	assert_string_equal(d->host.out, "a\nb\n");
+	th_expect_names(d->ws.dir, ".git\na\nb\nprobe\n");
+	TH_GIT(d, 0, "log", "--name-only", "--format=");
+	assert_string_equal(d->host_out.out, "a\nprobe\n");
+	TH_GIT(d, 0, "status", "--porcelain", "--untracked-files=all");
+	assert_string_equal(d->host_out.out, " M a\n?? b\n");
+	TH_GIT(d, 0, "add", "-A");
+	TH_GIT(d, 0, "commit", "-q", "-m", "host again");
+	TH_GIT(d, 0, "show", "--name-only", "--format=", "HEAD");
+	assert_string_equal(d->host_out.out, "a\nb\n");
 }
 
 /* The excludes file: in the sandbox's home, anchored names, .git left out. */
 static void test_excludes_file(void **state)
 {
-	struct dfx *d = *state;
+	struct th_fx *d = *state;
 	sh_expect(d, "grep -x -e /.envrc -e /HEAD -e /.vscode -e /.git \"$HOME/.config/git/ignore\"",
 		  0, "/HEAD\n/.envrc\n/.vscode\n");
 	/* A host repository: no HEAD, no .git placeholder, the others still listed. */
@@ -275,9 +201,9 @@ static void test_excludes_file(void **state)
 		size_t len = strlen(rel);
 		if (rel[len - 1] == '/') {
 			rel[len - 1] = '\0';
-			th_ws_mkdir(&d->fx.ws, rel);
+			th_ws_mkdir(&d->ws, rel);
 		} else {
-			th_ws_write(&d->fx.ws, rel, "");
+			th_ws_write(&d->ws, rel, "");
 		}
 	}
 	sh_expect(d, "test -e \"$HOME/.config/git/ignore\" || echo none", 0, "none\n");
@@ -288,16 +214,16 @@ static void test_excludes_file(void **state)
 
 static void test_git_dir_read_only(void **state)
 {
-	struct dfx *d = *state;
+	struct th_fx *d = *state;
 	host_repo(d);
 	char index[PATH_MAX];
-	th_ws_path(&d->fx.ws, ".git/index", index);
+	th_ws_path(&d->ws, ".git/index", index);
 	size_t index_len = 0;
 	char *before = th_read_file(index, 1 << 20, true, &index_len);
 	assert_non_null(before);
-	mode_t git_mode = ws_mode_of(d, ".git");
-	GIT(d, 0, "config", "--file", ".git/config", "--get", "core.bare");
-	char *config = strdup(d->host.out);
+	mode_t git_mode = th_ws_mode(&d->ws, ".git");
+	TH_GIT(d, 0, "config", "--file", ".git/config", "--get", "core.bare");
+	char *config = strdup(d->host_out.out);
 	assert_non_null(config);
 
 	probe_erofs(d, "write", "/workspace/.git/index");
@@ -322,22 +248,22 @@ static void test_git_dir_read_only(void **state)
 	assert_memory_equal(after, before, index_len);
 	free(before);
 	free(after);
-	assert_int_equal(ws_mode_of(d, ".git"), git_mode);
-	GIT(d, 0, "config", "--file", ".git/config", "--get", "core.bare");
-	assert_string_equal(d->host.out, config);
+	assert_int_equal(th_ws_mode(&d->ws, ".git"), git_mode);
+	TH_GIT(d, 0, "config", "--file", ".git/config", "--get", "core.bare");
+	assert_string_equal(d->host_out.out, config);
 	free(config);
-	assert_false(th_ws_exists(&d->fx.ws, ".git/new"));
-	assert_false(th_ws_exists(&d->fx.ws, "moved"));
-	GIT(d, 0, "fsck", "--no-progress");
+	assert_false(th_ws_exists(&d->ws, ".git/new"));
+	assert_false(th_ws_exists(&d->ws, "moved"));
+	TH_GIT(d, 0, "fsck", "--no-progress");
 }
 
 /* With no .git, chmod 777 of the empty directory standing there is refused too. */
 static void test_git_missing_chmod(void **state)
 {
-	struct dfx *d = *state;
+	struct th_fx *d = *state;
 	run_expect(d, TH_CMD(TH_PROBE, "stat", "/workspace/.git"), 0, NULL);
-	if (strncmp(d->fx.out.out, "OK dir ", 7) != 0) {
-		th_show(&d->fx.out);
+	if (strncmp(d->out.out, "OK dir ", 7) != 0) {
+		th_show(&d->out);
 		fail_msg("the .git placeholder is not a directory");
 	}
 	run_expect(d, TH_CMD(TH_PROBE, "ls", "/workspace/.git"), 0, "");
@@ -345,7 +271,7 @@ static void test_git_missing_chmod(void **state)
 	sh_expect(d, "chmod 777 .git 2>&1 | grep -c 'Read-only file system'", 0, "1\n");
 	probe_erofs(d, "mkdir", "/workspace/.git/objects");
 	probe_rename_refused(d, "/workspace/.git", "/workspace/moved");
-	expect_names(d, "probe\n");
+	th_expect_names(d->ws.dir, "probe\n");
 }
 
 /*
@@ -354,43 +280,43 @@ static void test_git_missing_chmod(void **state)
  */
 static void test_no_bare_workspace(void **state)
 {
-	struct dfx *d = *state;
+	struct th_fx *d = *state;
 	drop_probe(d);
 	sh_expect(d, "mkdir objects refs && echo 'ref: refs/heads/main' > HEAD 2>/dev/null; "
 		     "printf '[core]\\n\\tbare = true\\n' > config; "
 		     "git rev-parse --git-dir >/dev/null 2>&1; echo $?",
 		  0, "128\n");
-	expect_names(d, "config\nobjects\nrefs\n");
-	GIT(d, 128, "rev-parse", "--git-dir");
+	th_expect_names(d->ws.dir, "config\nobjects\nrefs\n");
+	TH_GIT(d, 128, "rev-parse", "--git-dir");
 	/* Control: with the HEAD the sandbox could not write, it would have been one. */
-	th_ws_write(&d->fx.ws, "HEAD", "ref: refs/heads/main\n");
-	GIT(d, 0, "rev-parse", "--is-bare-repository");
-	assert_string_equal(d->host.out, "true\n");
+	th_ws_write(&d->ws, "HEAD", "ref: refs/heads/main\n");
+	TH_GIT(d, 0, "rev-parse", "--is-bare-repository");
+	assert_string_equal(d->host_out.out, "true\n");
 }
 
 /* ---------------------------------------------------------------------------------------- */
 /* A .git file (gitdir: PATH)                                                                 */
 
 /* A bare repository of the host's at rel, with .git a gitfile holding pointer. */
-static void gitfile_repo(struct dfx *d, const char *rel, const char *pointer)
+static void gitfile_repo(struct th_fx *d, const char *rel, const char *pointer)
 {
 	char dir[PATH_MAX], text[PATH_MAX + 16];
-	th_ws_path(&d->fx.ws, rel, dir);
-	GIT(d, 0, "init", "-q", "--bare", dir);
+	th_ws_path(&d->ws, rel, dir);
+	TH_GIT(d, 0, "init", "-q", "--bare", dir);
 	(void)snprintf(text, sizeof(text), "gitdir: %s\n", pointer);
-	th_ws_write(&d->fx.ws, ".git", text);
-	GIT(d, 0, "config", "core.bare", "false");
-	th_ws_write(&d->fx.ws, "a", "a\n");
-	GIT(d, 0, "add", "a", "probe"); /* not the git directory, which is in the tree */
-	GIT(d, 0, "commit", "-q", "-m", "host");
-	chown_workspace(d);
+	th_ws_write(&d->ws, ".git", text);
+	TH_GIT(d, 0, "config", "core.bare", "false");
+	th_ws_write(&d->ws, "a", "a\n");
+	TH_GIT(d, 0, "add", "a", "probe"); /* not the git directory, which is in the tree */
+	TH_GIT(d, 0, "commit", "-q", "-m", "host");
+	th_fx_chown(d);
 }
 
 /* The bytes of the workspace's file rel; the caller frees. */
-static char *ws_bytes(const struct dfx *d, const char *rel)
+static char *ws_bytes(const struct th_fx *d, const char *rel)
 {
 	char p[PATH_MAX];
-	th_ws_path(&d->fx.ws, rel, p);
+	th_ws_path(&d->ws, rel, p);
 	char *text = th_read_file(p, 1 << 20, true, NULL);
 	if (!text)
 		fail_msg("read %s: %s", p, strerror(errno));
@@ -398,7 +324,7 @@ static char *ws_bytes(const struct dfx *d, const char *rel)
 }
 
 /* The workspace's file rel still holds before (which is freed). */
-static void expect_bytes(const struct dfx *d, const char *rel, char *before)
+static void expect_bytes(const struct th_fx *d, const char *rel, char *before)
 {
 	char *after = ws_bytes(d, rel);
 	assert_string_equal(after, before);
@@ -410,7 +336,7 @@ static void expect_bytes(const struct dfx *d, const char *rel, char *before)
  * What a gitfile's git directory at rel (sandbox path /workspace/rel) must withstand. With
  * git_inside, git in the sandbox finds the repository (a relative pointer) and reads it.
  */
-static void expect_gitdir_read_only(struct dfx *d, const char *rel, bool git_inside)
+static void expect_gitdir_read_only(struct th_fx *d, const char *rel, bool git_inside)
 {
 	char p[PATH_MAX], head[PATH_MAX];
 	th_pathf(head, "%s/HEAD", rel);
@@ -437,15 +363,15 @@ static void expect_gitdir_read_only(struct dfx *d, const char *rel, bool git_ins
 	else
 		sh_expect(d, "echo a2 > a; git status 2>&1 | grep -c 'not a git repository'", 0,
 			  "1\n");
-	GIT(d, 0, "status", "--porcelain", "--untracked-files=no");
-	assert_string_equal(d->host.out, " M a\n");
+	TH_GIT(d, 0, "status", "--porcelain", "--untracked-files=no");
+	assert_string_equal(d->host_out.out, " M a\n");
 	expect_bytes(d, head, before);
-	assert_false(th_ws_exists(&d->fx.ws, "moved"));
+	assert_false(th_ws_exists(&d->ws, "moved"));
 }
 
 static void test_gitdir_relative(void **state)
 {
-	struct dfx *d = *state;
+	struct th_fx *d = *state;
 	gitfile_repo(d, ".bare", ".bare");
 	char *config = ws_bytes(d, ".bare/config");
 	expect_gitdir_read_only(d, ".bare", true);
@@ -459,7 +385,7 @@ static void test_gitdir_relative(void **state)
  */
 static void test_gitdir_absolute(void **state)
 {
-	struct dfx *d = *state;
+	struct th_fx *d = *state;
 	char abs[PATH_MAX];
 	th_pathf(abs, "%s/.bare", d->real);
 	gitfile_repo(d, ".bare", abs);
@@ -475,13 +401,13 @@ static void test_gitdir_absolute(void **state)
  */
 static void test_gitdir_nested(void **state)
 {
-	struct dfx *d = *state;
-	th_ws_mkdir(&d->fx.ws, "repos");
+	struct th_fx *d = *state;
+	th_ws_mkdir(&d->ws, "repos");
 	gitfile_repo(d, "repos/main.git", "repos/main.git");
 	expect_gitdir_read_only(d, "repos/main.git", true);
 	probe_rename_refused(d, "/workspace/repos", "/workspace/r2");
 	run_expect(d, TH_CMD(TH_PROBE, "write", "/workspace/repos/other"), 0, "OK 1\n");
-	th_ws_expect_file(&d->fx.ws, "repos/other", "x");
+	th_ws_expect_file(&d->ws, "repos/other", "x");
 }
 
 /*
@@ -490,19 +416,19 @@ static void test_gitdir_nested(void **state)
  */
 static void test_gitdir_commondir(void **state)
 {
-	struct dfx *d = *state;
+	struct th_fx *d = *state;
 	gitfile_repo(d, "main.git", "main.git");
 	/* Turn it into a worktree of main.git: .git -> wt, wt/commondir -> ../main.git. */
-	th_ws_mkdir(&d->fx.ws, "wt");
-	th_ws_write(&d->fx.ws, "wt/commondir", "../main.git\n");
-	th_ws_write(&d->fx.ws, "wt/HEAD", "ref: refs/heads/main\n");
+	th_ws_mkdir(&d->ws, "wt");
+	th_ws_write(&d->ws, "wt/commondir", "../main.git\n");
+	th_ws_write(&d->ws, "wt/HEAD", "ref: refs/heads/main\n");
 	char index[PATH_MAX], wt_index[PATH_MAX];
-	th_ws_path(&d->fx.ws, "main.git/index", index);
-	th_ws_path(&d->fx.ws, "wt/index", wt_index);
+	th_ws_path(&d->ws, "main.git/index", index);
+	th_ws_path(&d->ws, "wt/index", wt_index);
 	assert_int_equal(rename(index, wt_index), 0);
-	th_ws_write(&d->fx.ws, ".git", "gitdir: wt\n");
-	GIT(d, 0, "rev-parse", "--git-dir", "--git-common-dir");
-	chown_workspace(d);
+	th_ws_write(&d->ws, ".git", "gitdir: wt\n");
+	TH_GIT(d, 0, "rev-parse", "--git-dir", "--git-common-dir");
+	th_fx_chown(d);
 	char *config = ws_bytes(d, "main.git/config");
 
 	expect_gitdir_read_only(d, "wt", true);
@@ -516,14 +442,14 @@ static void test_gitdir_commondir(void **state)
 /* gitdir: a path outside the workspace. The sandbox does not see it: nothing to bind. */
 static void test_gitdir_outside(void **state)
 {
-	struct dfx *d = *state;
+	struct th_fx *d = *state;
 	char outside[PATH_MAX], text[PATH_MAX + 16];
-	th_pathf(outside, "%s/outside.git", d->fx.ws.aux);
-	GIT(d, 0, "init", "-q", "--bare", outside);
+	th_pathf(outside, "%s/outside.git", d->ws.aux);
+	TH_GIT(d, 0, "init", "-q", "--bare", outside);
 	(void)snprintf(text, sizeof(text), "gitdir: %s\n", outside);
-	th_ws_write(&d->fx.ws, ".git", text);
-	GIT(d, 0, "config", "core.bare", "false");
-	chown_workspace(d);
+	th_ws_write(&d->ws, ".git", text);
+	TH_GIT(d, 0, "config", "core.bare", "false");
+	th_fx_chown(d);
 	char config[PATH_MAX];
 	th_pathf(config, "%s/config", outside);
 	char *before = th_read_file(config, 1 << 16, true, NULL);
@@ -536,55 +462,55 @@ static void test_gitdir_outside(void **state)
 	probe_rename_refused(d, "/workspace/.git", "/workspace/g2");
 	th_expect_file(config, before);
 	free(before);
-	expect_names(d, ".git\nprobe\n");
+	th_expect_names(d->ws.dir, ".git\nprobe\n");
 }
 
 /* A pointer that reaches into the workspace through a symlink refuses the run. */
 static void test_gitdir_symlink_refused(void **state)
 {
-	struct dfx *d = *state;
+	struct th_fx *d = *state;
 	gitfile_repo(d, ".bare", ".bare");
 	char link[PATH_MAX];
 	/* Inside the workspace: the sandbox could turn the link to a directory of its own. */
-	th_ws_path(&d->fx.ws, "lnk", link);
+	th_ws_path(&d->ws, "lnk", link);
 	assert_int_equal(symlink(".bare", link), 0);
-	th_ws_write(&d->fx.ws, ".git", "gitdir: lnk\n");
-	GIT(d, 0, "rev-parse", "--git-dir"); /* control: the host's git follows it */
+	th_ws_write(&d->ws, ".git", "gitdir: lnk\n");
+	TH_GIT(d, 0, "rev-parse", "--git-dir"); /* control: the host's git follows it */
 	run_expect(d, TH_CMD("true"), 125, "");
-	th_fx_expect_err_has(&d->fx, "protect workspace paths");
+	th_fx_expect_err_has(d, "protect workspace paths");
 	/* Outside, leading back in: the name is outside, the directory is not. */
 	assert_int_equal(unlink(link), 0);
-	th_aux_path(&d->fx.ws, "link", link);
+	th_aux_path(&d->ws, "link", link);
 	assert_int_equal(symlink(d->real, link), 0);
 	char text[PATH_MAX + 16];
 	(void)snprintf(text, sizeof(text), "gitdir: %s/.bare\n", link);
-	th_ws_write(&d->fx.ws, ".git", text);
-	GIT(d, 0, "rev-parse", "--git-dir");
+	th_ws_write(&d->ws, ".git", text);
+	TH_GIT(d, 0, "rev-parse", "--git-dir");
 	run_expect(d, TH_CMD("true"), 125, "");
-	th_fx_expect_err_has(&d->fx, "protect workspace paths");
+	th_fx_expect_err_has(d, "protect workspace paths");
 	/* A missing directory through ".." after a symlink: the names say .bare, git would go to
 	 * d/.bare, which the sandbox could make. */
-	th_ws_mkdir(&d->fx.ws, "d");
-	th_ws_mkdir(&d->fx.ws, "d/e");
-	th_ws_path(&d->fx.ws, "lnk", link);
+	th_ws_mkdir(&d->ws, "d");
+	th_ws_mkdir(&d->ws, "d/e");
+	th_ws_path(&d->ws, "lnk", link);
 	assert_int_equal(symlink("d/e", link), 0);
-	th_ws_write(&d->fx.ws, ".git", "gitdir: lnk/../.none\n");
+	th_ws_write(&d->ws, ".git", "gitdir: lnk/../.none\n");
 	run_expect(d, TH_CMD("true"), 125, "");
-	th_fx_expect_err_has(&d->fx, "protect workspace paths");
-	expect_names(d, ".bare\n.git\na\nd\nlnk\nprobe\n");
-	assert_false(th_ws_exists(&d->fx.ws, ".none"));
+	th_fx_expect_err_has(d, "protect workspace paths");
+	th_expect_names(d->ws.dir, ".bare\n.git\na\nd\nlnk\nprobe\n");
+	assert_false(th_ws_exists(&d->ws, ".none"));
 }
 
 /* gitdir: a missing directory inside the workspace cannot be made by the sandbox. */
 static void test_gitdir_missing(void **state)
 {
-	struct dfx *d = *state;
+	struct th_fx *d = *state;
 	drop_probe(d);
-	th_ws_write(&d->fx.ws, ".git", "gitdir: .bare\n");
-	chown_workspace(d);
+	th_ws_write(&d->ws, ".git", "gitdir: .bare\n");
+	th_fx_chown(d);
 	sh_expect(d, "git init -q --bare .bare 2>/dev/null || echo refused; ls -a .bare", 0,
 		  "refused\n.\n..\n");
-	expect_names(d, ".git\n");
+	th_expect_names(d->ws.dir, ".git\n");
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -620,21 +546,21 @@ static void list_script(char *out, size_t len, bool exist)
 
 static void test_protect_list_existing(void **state)
 {
-	struct dfx *d = *state;
+	struct th_fx *d = *state;
 	for (size_t i = 0; i < N_PROTECT; i++) {
 		char rel[PATH_MAX], p[PATH_MAX];
 		(void)snprintf(rel, sizeof(rel), "%s", protect_list[i]);
 		size_t len = strlen(rel);
 		if (rel[len - 1] == '/') {
 			rel[len - 1] = '\0';
-			th_ws_mkdir(&d->fx.ws, rel);
+			th_ws_mkdir(&d->ws, rel);
 			th_pathf(p, "%s/f", rel);
-			th_ws_write(&d->fx.ws, p, "host\n");
+			th_ws_write(&d->ws, p, "host\n");
 		} else {
-			th_ws_write(&d->fx.ws, rel, "host\n");
+			th_ws_write(&d->ws, rel, "host\n");
 		}
 	}
-	chown_workspace(d);
+	th_fx_chown(d);
 	char script[8192];
 	list_script(script, sizeof(script), true);
 	sh_expect(d, script, 0, "done\n");
@@ -649,11 +575,11 @@ static void test_protect_list_existing(void **state)
 			th_pathf(rel, "%.*s/f", (int)(len - 1), protect_list[i]);
 		else
 			th_pathf(rel, "%s", protect_list[i]);
-		th_ws_expect_file(&d->fx.ws, rel, "host\n");
+		th_ws_expect_file(&d->ws, rel, "host\n");
 	}
 	/* Nothing was added or left: the 29 names and the probe. */
 	size_t n = 0;
-	char *names = th_list_dir(d->fx.ws.dir, &n);
+	char *names = th_list_dir(d->ws.dir, &n);
 	assert_non_null(names);
 	free(names);
 	assert_int_equal(n, N_PROTECT + 1);
@@ -661,51 +587,51 @@ static void test_protect_list_existing(void **state)
 
 static void test_protect_list_missing(void **state)
 {
-	struct dfx *d = *state;
+	struct th_fx *d = *state;
 	char script[8192];
 	list_script(script, sizeof(script), false);
-	th_fx_record_expect(&d->fx, NULL, TH_CMD("sh", "-c", script), 0, "done\n");
+	th_fx_record_expect(d, NULL, TH_CMD("sh", "-c", script), 0, "done\n");
 	/* .git, HEAD and the whole list */
-	assert_int_equal((int)th_json_num(d->fx.record, "sandbox.placeholders"), N_PROTECT + 2);
+	assert_int_equal((int)th_json_num(d->record, "sandbox.placeholders"), N_PROTECT + 2);
 	/* Exact answers for one of each kind: a file, and an empty directory, stand there. */
 	probe_erofs(d, "write", "/workspace/.envrc");
 	probe_erofs(d, "write", "/workspace/.claude/settings.json");
 	run_expect(d, TH_CMD(TH_PROBE, "ls", "/workspace/.claude"), 0, "");
 	run_expect(d, TH_CMD(TH_PROBE, "mkdir", "/workspace/.envrc"), 1, "ERR EEXIST 17\n");
-	expect_names(d, "probe\n");
+	th_expect_names(d->ws.dir, "probe\n");
 }
 
 /* allow_create still lets a listed directory be made (trailing '/' or not in it). */
 static void test_allow_create_dir(void **state)
 {
-	struct dfx *d = *state;
+	struct th_fx *d = *state;
 	char pol[PATH_MAX];
-	th_policy(&d->fx.ws, "filesystem:\n  protect: [.vscode/, .envrc]\n"
+	th_policy(&d->ws, "filesystem:\n  protect: [.vscode/, .envrc]\n"
 			     "  allow_create: [.vscode]\n", pol);
-	struct th_opts o = th_fx_opts(&d->fx, pol);
-	th_fx_run(&d->fx, &o, TH_CMD(TH_PROBE, "mkdir", "/workspace/.vscode"));
-	th_fx_expect(&d->fx, 0, "OK 0\n");
-	th_fx_run(&d->fx, &o, TH_CMD(TH_PROBE, "write", "/workspace/.envrc"));
-	th_fx_expect_write_refused(&d->fx);
+	struct th_opts o = th_fx_opts(d, pol);
+	th_fx_run(d, &o, TH_CMD(TH_PROBE, "mkdir", "/workspace/.vscode"));
+	th_fx_expect(d, 0, "OK 0\n");
+	th_fx_run(d, &o, TH_CMD(TH_PROBE, "write", "/workspace/.envrc"));
+	th_fx_expect_write_refused(d);
 	/* .git stays read-only whatever the list says. */
-	th_fx_run(&d->fx, &o, TH_CMD(TH_PROBE, "mkdir", "/workspace/.git/hooks"));
-	th_fx_expect(&d->fx, 1, "ERR EROFS 30\n");
-	expect_names(d, ".vscode\nprobe\n");
+	th_fx_run(d, &o, TH_CMD(TH_PROBE, "mkdir", "/workspace/.git/hooks"));
+	th_fx_expect(d, 1, "ERR EROFS 30\n");
+	th_expect_names(d->ws.dir, ".vscode\nprobe\n");
 }
 
 /* Set-user-ID and set-group-ID bits are refused in mode direct too (the seccomp filter). */
 static void test_setid_refused(void **state)
 {
-	struct dfx *d = *state;
+	struct th_fx *d = *state;
 	run_expect(d, TH_CMD(TH_PROBE, "write", "/workspace/f"), 0, "OK 1\n");
 	/* Control: the sandbox may change the mode, so the refusals below are the filter's. */
 	run_expect(d, TH_CMD(TH_PROBE, "setid", "chmod", "/workspace/f", "0750"), 0, NULL);
-	assert_int_equal(ws_mode_of(d, "f") & 07777, 0750);
+	assert_int_equal(th_ws_mode(&d->ws, "f") & 07777, 0750);
 	run_expect(d, TH_CMD(TH_PROBE, "setid", "chmod", "/workspace/f", "4755"), 1,
 		   "ERR EPERM 1\n");
 	run_expect(d, TH_CMD(TH_PROBE, "setid", "chmod", "/workspace/f", "2755"), 1,
 		   "ERR EPERM 1\n");
-	assert_int_equal(ws_mode_of(d, "f") & 06000, 0);
+	assert_int_equal(th_ws_mode(&d->ws, "f") & 06000, 0);
 }
 
 /*
@@ -714,22 +640,22 @@ static void test_setid_refused(void **state)
  */
 static void test_host_git_during_run(void **state)
 {
-	struct dfx *d = *state;
+	struct th_fx *d = *state;
 	host_repo(d);
-	struct th_opts o = th_fx_opts(&d->fx, NULL);
+	struct th_opts o = th_fx_opts(d, NULL);
 	struct th_proc p;
 	assert_int_equal(th_spawn(&o, TH_CMD("sh", "-c", "echo ready; "
 							 "while ! test -e go; do sleep 0.05; done"),
 				  &p),
 			 0);
 	bool ready = th_wait_stdout(&p, "ready\n", 20000);
-	GIT(d, 0, "status", "--porcelain");
-	char *during = strdup(d->host.out);
-	th_ws_write(&d->fx.ws, "go", "");
-	th_out_done(&d->fx.out);
-	th_finish(&p, &d->fx.out);
+	TH_GIT(d, 0, "status", "--porcelain");
+	char *during = strdup(d->host_out.out);
+	th_ws_write(&d->ws, "go", "");
+	th_out_done(&d->out);
+	th_finish(&p, &d->out);
 	assert_true(ready);
-	th_fx_expect(&d->fx, 0, "ready\n");
+	th_fx_expect(d, 0, "ready\n");
 	assert_non_null(during);
 	bool seen_file = th_has_line(during, "?? .envrc");
 	bool seen_dir = strstr(during, ".vscode") != NULL;
@@ -738,15 +664,15 @@ static void test_host_git_during_run(void **state)
 	free(during);
 	assert_true(seen_file);
 	assert_false(seen_dir);
-	GIT(d, 0, "status", "--porcelain");
-	assert_string_equal(d->host.out, "?? go\n");
+	TH_GIT(d, 0, "status", "--porcelain");
+	assert_string_equal(d->host_out.out, "?? go\n");
 }
 
 /* ---------------------------------------------------------------------------------------- */
 
 /* A test named after its function, without the "test_" prefix; U: workspace of a user. */
-#define T(fn) { &#fn[5], fn, fx_setup, fx_teardown, NULL }
-#define U(name) { "user_" #name, test_##name, fx_setup, fx_teardown, (void *)&user_owner }
+#define T(fn) { &#fn[5], fn, fx_setup, th_fx_teardown, NULL }
+#define U(name) { "user_" #name, test_##name, fx_setup, th_fx_teardown, (void *)&th_user_owner }
 
 int main(void)
 {

@@ -42,92 +42,41 @@
 static const char *const placeholder_names[] = { ".devcontainer", ".envrc", ".gitmodules",
 						 ".idea", ".vscode" };
 
-/* The owner of a test's workspace (the test's cmocka initial state; NULL: root). */
-struct owner {
-	uid_t uid;
-	gid_t gid;
-};
-
-static const struct owner user_owner = { 4242, 4343 };
-
-/* One test's fixture: the harness's first (see struct th_fx), then the host side's state. */
+/*
+ * One test's fixture: the harness's first (see struct th_fx; the test's cmocka initial state
+ * is the workspace's owner, NULL for root, and the host side is set up), then the changeset
+ * and subcommand state.
+ */
 struct ws_fx {
 	struct th_fx fx;
-	struct owner owner;
-	char real[PATH_MAX];       /* the workspace's canonical path, as changesets record it */
-	struct th_host h;          /* the host user: git with a HOME of its own */
 	char id[64];               /* the changeset of the last run */
-	struct th_out host;        /* the last host command */
 	struct th_out cmd;         /* the last warden subcommand (changes, diff, apply) */
 	cJSON *json;               /* the last JSON that a subcommand printed */
 	char marker[PATH_MAX];     /* the attack's marker file on the host */
 };
 
-/* The host side of a fresh fixture: HOME with the host user's git settings, the marker path. */
-static int host_setup(struct ws_fx *w)
-{
-	if (!realpath(w->fx.ws.dir, w->real)) {
-		print_error("realpath %s: %s\n", w->fx.ws.dir, strerror(errno));
-		return -1;
-	}
-	if (th_host_setup(&w->h, &w->fx.ws) < 0)
-		return -1;
-	th_aux_path(&w->fx.ws, "marker", w->marker);
-	return 0;
-}
-
-static void fx_free(struct ws_fx *w)
-{
-	if (!w)
-		return;
-	th_out_done(&w->host);
-	th_out_done(&w->cmd);
-	cJSON_Delete(w->json);
-	/* th_fx_free discards the changesets of ws.dir; they record its canonical path. */
-	if (w->real[0] && strcmp(w->real, w->fx.ws.dir) != 0)
-		th_discard_changesets(w->real);
-	th_fx_free(&w->fx);
-}
-
 static int fx_setup(void **state)
 {
-	const struct owner *o = *state;
-	struct owner own = o ? *o : (struct owner){ 0, 0 };
-	if (th_fx_setup(state, sizeof(struct ws_fx), own.uid, own.gid) < 0)
+	if (th_fx_setup_owned(state, sizeof(struct ws_fx)) < 0)
 		return -1;
 	struct ws_fx *w = *state;
-	w->owner = own;
-	if (host_setup(w) < 0) {
-		fx_free(w);
-		*state = NULL;
-		return -1;
-	}
+	th_aux_path(&w->fx.ws, "marker", w->marker);
 	return 0;
 }
 
 static int fx_teardown(void **state)
 {
-	fx_free(*state);
+	struct ws_fx *w = *state;
+	if (w) {
+		th_out_done(&w->cmd);
+		cJSON_Delete(w->json);
+		th_fx_free(&w->fx);
+	}
 	return 0;
 }
 
 /* ---------------------------------------------------------------------------------------- */
 /* Host side                                                                                 */
-
-/* The host's git with args; code < 0: any exit. Its output is in w->host. */
-static void host_git(struct ws_fx *w, int code, const char *const *args)
-{
-	th_host_git(&w->h, w->fx.ws.dir, args, code, &w->host);
-}
-
-#define GIT(w, code, ...) host_git((w), (code), TH_CMD(__VA_ARGS__))
-
-/* Gives everything in the workspace to its owner, as if they had made it. */
-static void chown_workspace(struct ws_fx *w)
-{
-	if (w->owner.uid || w->owner.gid)
-		th_ws_chown(&w->fx.ws, w->owner.uid, w->owner.gid);
-}
 
 /*
  * Makes the workspace a repository of the host's with one commit of `file` holding text
@@ -138,11 +87,11 @@ static void host_repo(struct ws_fx *w, const char *file, const char *text)
 	char probe[PATH_MAX];
 	th_ws_path(&w->fx.ws, "probe", probe);
 	(void)unlink(probe);
-	GIT(w, 0, "init", "-q");
+	TH_GIT(&w->fx, 0, "init", "-q");
 	th_ws_write(&w->fx.ws, file, text);
-	GIT(w, 0, "add", "-A");
-	GIT(w, 0, "commit", "-q", "-m", "host");
-	chown_workspace(w);
+	TH_GIT(&w->fx, 0, "add", "-A");
+	TH_GIT(&w->fx, 0, "commit", "-q", "-m", "host");
+	th_fx_chown(&w->fx);
 }
 
 /*
@@ -166,7 +115,7 @@ static bool marker_exists(const struct ws_fx *w)
 static void expect_no_marker(struct ws_fx *w, const char *after)
 {
 	if (marker_exists(w)) {
-		th_show(&w->host);
+		th_show(&w->fx.host_out);
 		fail_msg("the sandbox's payload ran on the host (%s): %s exists", after, w->marker);
 	}
 }
@@ -174,20 +123,10 @@ static void expect_no_marker(struct ws_fx *w, const char *after)
 static void expect_marker(struct ws_fx *w, const char *after)
 {
 	if (!marker_exists(w)) {
-		th_show(&w->host);
+		th_show(&w->fx.host_out);
 		fail_msg("control: the payload did not run after %s, so the test cannot fail", after);
 	}
 	(void)unlink(w->marker);
-}
-
-static mode_t ws_mode_of(const struct ws_fx *w, const char *rel)
-{
-	char p[PATH_MAX];
-	struct stat st;
-	th_ws_path(&w->fx.ws, rel, p);
-	if (lstat(p, &st) < 0)
-		fail_msg("lstat %s: %s", p, strerror(errno));
-	return st.st_mode;
 }
 
 static void expect_absent(const struct ws_fx *w, const char *rel)
@@ -206,23 +145,9 @@ static void expect_absent(const struct ws_fx *w, const char *rel)
 static void run_ws(struct ws_fx *w, const char *const *extra, const char *const *cmd, int code)
 {
 	struct th_opts o = th_fx_opts(&w->fx, NULL);
-	const char *argv[48];
-	const char *const *words = cmd;
-	if (extra) {
-		size_t n = 0;
-		for (size_t i = 0; extra[i]; i++)
-			argv[n++] = extra[i];
-		argv[n++] = "--";
-		for (size_t i = 0; cmd[i]; i++) {
-			assert_true(n < sizeof(argv) / sizeof(argv[0]) - 1);
-			argv[n++] = cmd[i];
-		}
-		argv[n] = NULL;
-		o.subcommand = "run"; /* the words follow the options as they are */
-		words = argv;
-	}
+	o.options = extra;
 	settle();
-	th_fx_record_expect(&w->fx, &o, words, code, NULL);
+	th_fx_record_expect(&w->fx, &o, cmd, code, NULL);
 	assert_string_equal(th_json_str(w->fx.record, "workspace.mode"), "changes");
 	(void)snprintf(w->id, sizeof(w->id), "%s",
 		       th_json_str(w->fx.record, "workspace.changeset"));
@@ -286,7 +211,7 @@ static int changes_for_ws(struct ws_fx *w)
 	int n = 0;
 	cJSON_ArrayForEach(it, list) {
 		const cJSON *v = cJSON_GetObjectItemCaseSensitive(it, "workspace");
-		n += cJSON_IsString(v) && strcmp(v->valuestring, w->real) == 0;
+		n += cJSON_IsString(v) && strcmp(v->valuestring, w->fx.real) == 0;
 	}
 	return n;
 }
@@ -388,7 +313,7 @@ static void test_commondir_fsmonitor(void **state)
 		       cfg);
 	run_sh(w, script, 0);
 
-	GIT(w, 0, "status");
+	TH_GIT(&w->fx, 0, "status");
 	expect_no_marker(w, "git status");
 	expect_absent(w, ".git/commondir");
 	expect_held_hint(w, "added", ".git/commondir");
@@ -400,7 +325,7 @@ static void test_commondir_fsmonitor(void **state)
 
 	/* Control: with the held path applied, the host's git runs the payload. */
 	warden_cmd(w, "apply", TH_CMD(w->id, "--include", ".git/commondir"), 0);
-	GIT(w, -1, "status");
+	TH_GIT(&w->fx, -1, "status");
 	expect_marker(w, "git status with .git/commondir applied");
 }
 
@@ -410,21 +335,21 @@ static void test_submodule_config_fsmonitor(void **state)
 	struct ws_fx *w = *state;
 	char src[PATH_MAX];
 	th_aux_path(&w->fx.ws, "subsrc", src);
-	GIT(w, 0, "init", "-q", src);
-	GIT(w, 0, "-C", src, "commit", "-q", "--allow-empty", "-m", "sub");
+	TH_GIT(&w->fx, 0, "init", "-q", src);
+	TH_GIT(&w->fx, 0, "-C", src, "commit", "-q", "--allow-empty", "-m", "sub");
 	host_repo(w, "a", "a\n");
-	GIT(w, 0, "submodule", "add", "-q", src, "sub");
-	GIT(w, 0, "commit", "-q", "-m", "add sub");
-	chown_workspace(w);
+	TH_GIT(&w->fx, 0, "submodule", "add", "-q", src, "sub");
+	TH_GIT(&w->fx, 0, "commit", "-q", "-m", "add sub");
+	th_fx_chown(&w->fx);
 	assert_true(th_ws_exists(&w->fx.ws, ".git/modules/sub/config"));
 
 	char script[PATH_MAX + 256];
 	fsmonitor_cmd(w, ".git/modules/sub/config", script, sizeof(script));
 	run_sh(w, script, 0);
 
-	GIT(w, 0, "status");
+	TH_GIT(&w->fx, 0, "status");
 	expect_no_marker(w, "git status");
-	GIT(w, 0, "submodule", "status");
+	TH_GIT(&w->fx, 0, "submodule", "status");
 	expect_no_marker(w, "git submodule status");
 	char p[PATH_MAX];
 	th_ws_path(&w->fx.ws, ".git/modules/sub/config", p);
@@ -443,7 +368,7 @@ static void test_submodule_config_fsmonitor(void **state)
 	 */
 	warden_cmd(w, "apply", TH_CMD(w->id, "--include", ".git/modules"), -1);
 	assert_in_range(w->cmd.code, 0, 1);
-	GIT(w, -1, "status");
+	TH_GIT(&w->fx, -1, "status");
 	expect_marker(w, "git status with .git/modules applied");
 }
 
@@ -464,7 +389,7 @@ static void test_nested_repo_fsmonitor(void **state)
 		       cfg);
 	run_sh(w, script, 0);
 
-	GIT(w, 0, "status");
+	TH_GIT(&w->fx, 0, "status");
 	expect_no_marker(w, "git status");
 	expect_absent(w, "sub/.git");
 	expect_held_hint(w, "directory", "sub/.git");
@@ -473,7 +398,7 @@ static void test_nested_repo_fsmonitor(void **state)
 
 	/* Control: with sub/.git applied, the host's git status runs it. */
 	warden_cmd(w, "apply", TH_CMD(w->id, "--include", "sub/.git"), 0);
-	GIT(w, -1, "status");
+	TH_GIT(&w->fx, -1, "status");
 	expect_marker(w, "git status with sub/.git applied");
 }
 
@@ -492,14 +417,14 @@ static void hidden_change(struct ws_fx *w, const char *flag)
 	run_sh(w, script, 0); /* inside, the change is hidden: the attack is real */
 
 	th_ws_expect_file(&w->fx.ws, "a", "changed\n");
-	GIT(w, 0, "ls-files", "-v", "a");
-	if (strcmp(w->host.out, "H a\n") != 0) {
-		th_show(&w->host);
+	TH_GIT(&w->fx, 0, "ls-files", "-v", "a");
+	if (strcmp(w->fx.host_out.out, "H a\n") != 0) {
+		th_show(&w->fx.host_out);
 		fail_msg("the host's index marks a as hidden");
 	}
-	GIT(w, 0, "status", "--porcelain");
-	if (!th_has_line(w->host.out, " M a")) {
-		th_show(&w->host);
+	TH_GIT(&w->fx, 0, "status", "--porcelain");
+	if (!th_has_line(w->fx.host_out.out, " M a")) {
+		th_show(&w->fx.host_out);
 		fail_msg("the host's git status does not show the sandbox's change to a");
 	}
 	/* The index that hides it is held, and says why. */
@@ -526,7 +451,7 @@ static void test_hooks_path_husky(void **state)
 {
 	struct ws_fx *w = *state;
 	host_repo(w, "a", "a\n");
-	GIT(w, 0, "config", "core.hooksPath", ".husky");
+	TH_GIT(&w->fx, 0, "config", "core.hooksPath", ".husky");
 	char script[PATH_MAX + 256];
 	(void)snprintf(script, sizeof(script),
 		       "mkdir -p .husky && printf '#!/bin/sh\\ntouch %s\\n' > .husky/pre-commit && "
@@ -539,14 +464,14 @@ static void test_hooks_path_husky(void **state)
 	expect_held_hint(w, "directory", ".husky");
 	expect_entry(diff_json(w), ".husky", "directory", "held");
 	th_ws_write(&w->fx.ws, "a", "host edit\n");
-	GIT(w, 0, "commit", "-q", "-a", "-m", "host commit");
+	TH_GIT(&w->fx, 0, "commit", "-q", "-a", "-m", "host commit");
 	expect_no_marker(w, "git commit");
 
 	/* Control: applied, the hook runs at the host's next commit. */
 	warden_cmd(w, "apply", TH_CMD(w->id, "--include", ".husky"), 0);
-	assert_true((ws_mode_of(w, ".husky/pre-commit") & 0100) != 0);
+	assert_true((th_ws_mode(&w->fx.ws, ".husky/pre-commit") & 0100) != 0);
 	th_ws_write(&w->fx.ws, "a", "host edit 2\n");
-	GIT(w, -1, "commit", "-q", "-a", "-m", "host commit 2");
+	TH_GIT(&w->fx, -1, "commit", "-q", "-a", "-m", "host commit 2");
 	expect_marker(w, "git commit with .husky applied");
 }
 
@@ -560,15 +485,15 @@ static void test_chmod_not_widened(void **state)
 	assert_int_equal(chmod(p, 0644), 0);
 	th_ws_path(&w->fx.ws, ".git", p);
 	assert_int_equal(chmod(p, 0755), 0);
-	mode_t git_before = ws_mode_of(w, ".git");
+	mode_t git_before = th_ws_mode(&w->fx.ws, ".git");
 
 	run_sh(w,
 	       "chmod 777 .git somefile && "
 	       "test \"$(stat -c %a .git somefile | tr '\\n' ' ')\" = '777 777 '",
 	       0);
 
-	assert_int_equal(ws_mode_of(w, ".git") & 07777, git_before & 07777);
-	mode_t m = ws_mode_of(w, "somefile");
+	assert_int_equal(th_ws_mode(&w->fx.ws, ".git") & 07777, git_before & 07777);
+	mode_t m = th_ws_mode(&w->fx.ws, "somefile");
 	if (m & 022)
 		fail_msg("somefile is mode %04o on the host", (unsigned)(m & 07777));
 	assert_true(S_ISREG(m));
@@ -583,9 +508,9 @@ static void test_ordinary_commit_lands(void **state)
 	struct ws_fx *w = *state;
 	host_repo(w, "a", "a\n");
 	th_ws_write(&w->fx.ws, "gone", "gone\n");
-	GIT(w, 0, "add", "gone");
-	GIT(w, 0, "commit", "-q", "-m", "two");
-	chown_workspace(w);
+	TH_GIT(&w->fx, 0, "add", "gone");
+	TH_GIT(&w->fx, 0, "commit", "-q", "-m", "two");
+	th_fx_chown(&w->fx);
 
 	run_sh(w,
 	       "echo edited > a && mkdir -p new/dir && echo n > new/dir/n && rm gone && "
@@ -600,10 +525,10 @@ static void test_ordinary_commit_lands(void **state)
 	expect_entry(record_entries(w), "gone", "deleted", "applied");
 	expect_entry(record_entries(w), "new/dir/n", "added", "applied");
 
-	GIT(w, 0, "log", "-1", "--format=%s");
-	assert_string_equal(w->host.out, "inside\n");
-	GIT(w, 0, "status", "--porcelain");
-	assert_string_equal(w->host.out, "");
+	TH_GIT(&w->fx, 0, "log", "-1", "--format=%s");
+	assert_string_equal(w->fx.host_out.out, "inside\n");
+	TH_GIT(&w->fx, 0, "status", "--porcelain");
+	assert_string_equal(w->fx.host_out.out, "");
 	th_ws_expect_file(&w->fx.ws, "a", "edited\n");
 	th_ws_expect_file(&w->fx.ws, "new/dir/n", "n\n");
 	expect_absent(w, "gone");
@@ -612,8 +537,8 @@ static void test_ordinary_commit_lands(void **state)
 	struct stat st;
 	th_ws_path(&w->fx.ws, "new/dir/n", p);
 	assert_int_equal(lstat(p, &st), 0);
-	assert_int_equal(st.st_uid, w->owner.uid);
-	assert_int_equal(st.st_gid, w->owner.gid);
+	assert_int_equal(st.st_uid, w->fx.uid);
+	assert_int_equal(st.st_gid, w->fx.gid);
 	/* Nothing is left pending. */
 	assert_int_equal(changes_for_ws(w), 0);
 	warden_cmd(w, "diff", TH_CMD(w->id, "--json"), 2);
@@ -639,7 +564,7 @@ static void test_held_envrc_include(void **state)
 	struct stat st;
 	th_ws_path(&w->fx.ws, ".envrc", p);
 	assert_int_equal(lstat(p, &st), 0);
-	assert_int_equal(st.st_uid, w->owner.uid);
+	assert_int_equal(st.st_uid, w->fx.uid);
 	assert_int_equal(changes_for_ws(w), 0);
 }
 
@@ -648,7 +573,7 @@ static void test_conflict_needs_force(void **state)
 {
 	struct ws_fx *w = *state;
 	th_ws_write(&w->fx.ws, "f", "host0\n");
-	chown_workspace(w);
+	th_fx_chown(&w->fx);
 	run_ws(w, TH_CMD("--apply", "none"), TH_CMD("sh", "-c", "echo sandbox > f"), 0);
 	assert_false(th_json_bool(w->fx.record, "workspace.applied"));
 	assert_true(th_json_bool(w->fx.record, "workspace.pending"));
@@ -699,7 +624,7 @@ static void test_supervisor_killed_interrupted(void **state)
 		warden_cmd(w, "changes", TH_CMD("--json"), 0);
 		const cJSON *it;
 		cJSON_ArrayForEach(it, cmd_json(w)) {
-			if (strcmp(entry_str(it, "workspace"), w->real) == 0 &&
+			if (strcmp(entry_str(it, "workspace"), w->fx.real) == 0 &&
 			    strcmp(entry_str(it, "state"), "running") == 0)
 				(void)snprintf(id, sizeof(id), "%s", entry_str(it, "id"));
 		}
@@ -726,7 +651,7 @@ static void test_supervisor_killed_interrupted(void **state)
 	}
 	assert_int_equal(seen, 1);
 	if (!id[0])
-		fail_msg("no running changeset for %s", w->real);
+		fail_msg("no running changeset for %s", w->fx.real);
 	if (!in_layer)
 		fail_msg("%s never appeared", upper_f);
 	assert_int_equal(f->out.code, 128 + SIGKILL);
@@ -794,14 +719,14 @@ static void test_git_in_host_repo(void **state)
 	assert_string_equal(w->fx.out.out, "b\n");
 	assert_false(th_json_bool(w->fx.record, "workspace.pending"));
 
-	GIT(w, 0, "log", "--name-only", "--format=");
-	expect_no_placeholder_names(w->host.out, "the host's commits");
-	GIT(w, 0, "show", "--name-only", "--format=", "HEAD");
-	assert_string_equal(w->host.out, "b\n");
-	GIT(w, 0, "ls-files");
-	assert_string_equal(w->host.out, "a\nb\n");
-	GIT(w, 0, "status", "--porcelain");
-	assert_string_equal(w->host.out, "");
+	TH_GIT(&w->fx, 0, "log", "--name-only", "--format=");
+	expect_no_placeholder_names(w->fx.host_out.out, "the host's commits");
+	TH_GIT(&w->fx, 0, "show", "--name-only", "--format=", "HEAD");
+	assert_string_equal(w->fx.host_out.out, "b\n");
+	TH_GIT(&w->fx, 0, "ls-files");
+	assert_string_equal(w->fx.host_out.out, "a\nb\n");
+	TH_GIT(&w->fx, 0, "status", "--porcelain");
+	assert_string_equal(w->fx.host_out.out, "");
 	for (size_t i = 0; i < sizeof(placeholder_names) / sizeof(placeholder_names[0]); i++)
 		expect_absent(w, placeholder_names[i]);
 }
@@ -858,7 +783,7 @@ static void test_fifo_and_setuid(void **state)
 	expect_entry(record_entries(w), "p", "special", "refused");
 	expect_entry(diff_json(w), "p", "special", "refused");
 	expect_kept_line(w, 0, 1);
-	mode_t m = ws_mode_of(w, "t");
+	mode_t m = th_ws_mode(&w->fx.ws, "t");
 	assert_true(S_ISREG(m));
 	if (m & 07022)
 		fail_msg("t is mode %04o on the host", (unsigned)(m & 07777));
@@ -882,7 +807,7 @@ static void test_diff_text_hunk(void **state)
 	struct ws_fx *w = *state;
 	static const char before[] = "one\ntwo\nthree\nfour\nfive\nsix\nseven\neight\n";
 	th_ws_write(&w->fx.ws, "notes.txt", before);
-	chown_workspace(w);
+	th_fx_chown(&w->fx);
 	/* an edit to review, and a line that would clear the reviewer's screen if shown raw */
 	run_ws(w, TH_CMD("--apply", "none"),
 	       TH_CMD("sh", "-c",
@@ -920,7 +845,7 @@ static void test_diff_text_hunk(void **state)
 
 /* A test named after its function, without the "test_" prefix; U: workspace of a user. */
 #define T(fn) { &#fn[5], fn, fx_setup, fx_teardown, NULL }
-#define U(name) { "user_" #name, test_##name, fx_setup, fx_teardown, (void *)&user_owner }
+#define U(name) { "user_" #name, test_##name, fx_setup, fx_teardown, (void *)&th_user_owner }
 
 int main(void)
 {
