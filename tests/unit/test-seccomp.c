@@ -101,47 +101,10 @@ static int group_teardown(void **state)
 	return 0;
 }
 
-/* Runs prog in the simulator for one call; fails the test if the simulator rejects it. */
-static uint32_t verdict_arch(const struct sbx_seccomp_prog *prog, uint32_t arch, int nr,
-			     uint64_t a0, uint64_t a1)
-{
-	struct seccomp_data d;
-	uint32_t action = 0xdeadbeefu;
-
-	memset(&d, 0, sizeof(d));
-	d.nr = nr;
-	d.arch = arch;
-	d.instruction_pointer = 0x401000;
-	d.args[0] = a0;
-	d.args[1] = a1;
-	assert_int_equal(bpf_sim_run(prog->insns, prog->n_insns, &d, &action), 0);
-	return action;
-}
-
-static uint32_t verdict(const struct sbx_seccomp_prog *prog, int nr, uint64_t a0, uint64_t a1)
-{
-	return verdict_arch(prog, NATIVE_ARCH, nr, a0, a1);
-}
-
-/* As verdict(), with a third argument. */
-static uint32_t verdict3(const struct sbx_seccomp_prog *prog, int nr, uint64_t a0, uint64_t a1,
-			 uint64_t a2)
-{
-	struct seccomp_data d;
-	uint32_t action = 0xdeadbeefu;
-
-	memset(&d, 0, sizeof(d));
-	d.nr = nr;
-	d.arch = NATIVE_ARCH;
-	d.instruction_pointer = 0x401000;
-	d.args[0] = a0;
-	d.args[1] = a1;
-	d.args[2] = a2;
-	assert_int_equal(bpf_sim_run(prog->insns, prog->n_insns, &d, &action), 0);
-	return action;
-}
-
-/* As verdict_arch(), with all six arguments. */
+/*
+ * Runs prog in the simulator for one call of nr with all six arguments, on arch; fails the
+ * test if the simulator rejects it. Returns the action.
+ */
 static uint32_t verdict6(const struct sbx_seccomp_prog *prog, uint32_t arch, int nr,
 			 const uint64_t args[6])
 {
@@ -155,6 +118,27 @@ static uint32_t verdict6(const struct sbx_seccomp_prog *prog, uint32_t arch, int
 	memcpy(d.args, args, sizeof(d.args));
 	assert_int_equal(bpf_sim_run(prog->insns, prog->n_insns, &d, &action), 0);
 	return action;
+}
+
+/* As verdict6(), with two arguments (the others 0). */
+static uint32_t verdict_arch(const struct sbx_seccomp_prog *prog, uint32_t arch, int nr,
+			     uint64_t a0, uint64_t a1)
+{
+	const uint64_t args[6] = { a0, a1 };
+	return verdict6(prog, arch, nr, args);
+}
+
+static uint32_t verdict(const struct sbx_seccomp_prog *prog, int nr, uint64_t a0, uint64_t a1)
+{
+	return verdict_arch(prog, NATIVE_ARCH, nr, a0, a1);
+}
+
+/* As verdict(), with a third argument. */
+static uint32_t verdict3(const struct sbx_seccomp_prog *prog, int nr, uint64_t a0, uint64_t a1,
+			 uint64_t a2)
+{
+	const uint64_t args[6] = { a0, a1, a2 };
+	return verdict6(prog, NATIVE_ARCH, nr, args);
 }
 
 static const struct sbx_seccomp_prog *errno_prog(void **state)
