@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -10,18 +11,26 @@
 #include "io-util.h"
 #include "identity.h"
 
-#define STATUS_MAX_BYTES 8192
-
 const char *const sup_ns_names[SUP_N_NS] = { "user", "pid", "mnt", "net", "uts", "ipc", "cgroup" };
 
-static int read_status(pid_t pid, char *buf, size_t cap, size_t *out_len)
+/*
+ * Reads /proc/<pid>/status whole into a new buffer (*out, caller frees). A status longer than
+ * the kernel can print is -E2BIG: too long for us, our failure, not the sandbox's.
+ */
+static int read_status(pid_t pid, char **out, size_t *out_len)
 {
 	char path[64];
 	(void)snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	int n = io_read_at(AT_FDCWD, path, buf, cap);
+	_cleanup_free_ char *buf = malloc(WIRE_STATUS_MAX_BYTES + 1);
+	if (!buf)
+		return -ENOMEM;
+	int n = io_read_at(AT_FDCWD, path, buf, WIRE_STATUS_MAX_BYTES + 1);
+	if (n == -EFBIG)
+		return -E2BIG;
 	if (n < 0)
 		return n;
 	*out_len = (size_t)n;
+	*out = TAKE_PTR(buf);
 	return 0;
 }
 
@@ -49,23 +58,34 @@ int sup_check_identity(pid_t pid, const struct sup_expect *want, const struct wi
 		       struct sup_identity *out)
 {
 	memset(out, 0, sizeof(*out));
-	char buf[STATUS_MAX_BYTES];
+	_cleanup_free_ char *buf = NULL;
 	size_t len = 0;
-	int r = read_status(pid, buf, sizeof(buf), &len);
+	int r = read_status(pid, &buf, &len);
 	if (r < 0)
 		return r;
-	r = wire_parse_status(buf, len, &out->kernel, &out->nspid_depth);
-	if (r < 0)
-		return r;
+	uint64_t ns_self[SUP_N_NS], ns_worker[SUP_N_NS];
 	char self_pid[16];
 	(void)snprintf(self_pid, sizeof(self_pid), "%d", (int)pid);
 	for (int i = 0; i < SUP_N_NS; i++) {
-		r = ns_inode("self", sup_ns_names[i], &out->ns_self[i]);
+		r = ns_inode("self", sup_ns_names[i], &ns_self[i]);
 		if (r >= 0)
-			r = ns_inode(self_pid, sup_ns_names[i], &out->ns_worker[i]);
+			r = ns_inode(self_pid, sup_ns_names[i], &ns_worker[i]);
 		if (r < 0)
 			return r;
 	}
+	return sup_judge_identity(buf, len, ns_self, ns_worker, want, claimed, out);
+}
+
+int sup_judge_identity(const char *status, size_t len, const uint64_t ns_self[SUP_N_NS],
+		       const uint64_t ns_worker[SUP_N_NS], const struct sup_expect *want,
+		       const struct wire_identity *claimed, struct sup_identity *out)
+{
+	memset(out, 0, sizeof(*out));
+	int r = wire_parse_status(status, len, &out->kernel, &out->nspid_depth);
+	if (r < 0)
+		return r;
+	memcpy(out->ns_self, ns_self, sizeof(out->ns_self));
+	memcpy(out->ns_worker, ns_worker, sizeof(out->ns_worker));
 	out->checked = true;
 	out->held = true;
 
@@ -86,6 +106,12 @@ int sup_check_identity(pid_t pid, const struct sup_expect *want, const struct wi
 		(void)fail(out, "no seccomp filter is installed");
 	if (out->nspid_depth < 2)
 		(void)fail(out, "the pid namespace is not nested");
+	/*
+	 * The worker is the first process of its own pid namespace, its innermost NSpid value 1:
+	 * pid 1 is the one whose exit takes every other process there with it.
+	 */
+	if (k->pid != 1)
+		(void)fail(out, "the worker is not pid 1 of its pid namespace");
 	for (int i = 0; i < SUP_N_NS; i++) {
 		bool separate = out->ns_self[i] != out->ns_worker[i];
 		if (want->ns_new[i] && !separate)

@@ -210,9 +210,19 @@ int wire_get_identity(struct wire_rd *r, struct wire_identity *out);
 bool wire_equal_ct(const void *a, const void *b, size_t n);
 
 /*
+ * The longest /proc/<pid>/status text the kernel can print, rounded up: Groups with
+ * NGROUPS_MAX (65536) ids of up to 10 digits and a separator each is 720 KiB; Cpus_allowed and
+ * Cpus_allowed_list for 8192 possible CPUs (the largest NR_CPUS) at most 25 KiB; the NS* lines,
+ * Mems_allowed* and the other fields a few KiB more. Readers of a status file use a buffer this
+ * large, so that no process's status is ever too long for them.
+ */
+#define WIRE_STATUS_MAX_BYTES (1u << 20)
+
+/*
  * Parses the text of a /proc/<pid>/status file (len bytes, untrusted layout) into *out: Pid
  * (the innermost NSpid value when present), Uid, Gid, Cap*, NoNewPrivs, Seccomp and
- * Seccomp_filters. Every one of those fields must be present exactly once and well-formed.
+ * Seccomp_filters. Every one of those fields must be present exactly once and well-formed, on a
+ * line of at most 512 bytes; every other line is skipped, however long.
  * If out_nspid_depth is not NULL it receives the number of NSpid values (1 = not nested).
  * Returns 0 or -EBADMSG; outputs untouched on failure.
  */

@@ -6,11 +6,10 @@
 #include "io-util.h"
 #include "worker-util.h"
 
-#define STATUS_MAX_BYTES 8192
-
 int wrk_read_identity(const char *path, struct wire_identity *out)
 {
-	static char buf[STATUS_MAX_BYTES];
+	/* As long as the kernel can print it: the caller's groups can make it long (wire.h). */
+	static char buf[WIRE_STATUS_MAX_BYTES + 1];
 	int n = io_read_at(AT_FDCWD, path, buf, sizeof(buf));
 	if (n < 0)
 		return n;

@@ -25,6 +25,7 @@
 
 #include "channel.h"
 #include "cleanup.h"
+#include "identity.h"
 #include "wire.h"
 
 #define REASON_MAC "malformed frame or bad MAC"
@@ -1103,6 +1104,96 @@ static void test_frame_names(void **state)
 	assert_string_equal(sup_frame_name(0x83), "unknown");
 }
 
+/* ---- attestation: the kernel's status of the worker ---------------------------------------- */
+
+#define JUDGE_HOST_ID 2000000123u
+
+/*
+ * A status file as the kernel prints it for a worker under the default policy, with nspid as
+ * its NSpid values and groups (may be "") as its Groups. Caller frees.
+ */
+static char *worker_status(const char *nspid, const char *groups)
+{
+	static const char fmt[] =
+		"Name:\twarden-worker\nUmask:\t0022\nState:\tS (sleeping)\nTgid:\t4242\n"
+		"Ngid:\t0\nPid:\t4242\nPPid:\t4200\nTracerPid:\t0\n"
+		"Uid:\t%1$u\t%1$u\t%1$u\t%1$u\nGid:\t%1$u\t%1$u\t%1$u\t%1$u\nFDSize:\t64\n"
+		"Groups:\t%2$s\nNStgid:\t%3$s\nNSpid:\t%3$s\nNSpgid:\t%3$s\nNSsid:\t%3$s\n"
+		"CapInh:\t0000000000000000\nCapPrm:\t0000000000000000\n"
+		"CapEff:\t0000000000000000\nCapBnd:\t0000000000000000\n"
+		"CapAmb:\t0000000000000000\nNoNewPrivs:\t1\nSeccomp:\t2\n"
+		"Seccomp_filters:\t1\nCpus_allowed_list:\t0-3\n";
+	char *text = NULL;
+	assert_true(asprintf(&text, fmt, JUDGE_HOST_ID, groups, nspid) > 0);
+	return text;
+}
+
+/* Judges text as the supervisor judges a worker of the default policy; returns the verdict. */
+static int judge(const char *text, struct sup_identity *out)
+{
+	struct sup_expect want = { .init_userns = true, .host_uid = JUDGE_HOST_ID,
+				   .host_gid = JUDGE_HOST_ID, .inside_uid = 1000,
+				   .inside_gid = 1000 };
+	uint64_t self[SUP_N_NS], worker[SUP_N_NS];
+	for (int i = 0; i < SUP_N_NS; i++) {
+		want.ns_new[i] = true;
+		self[i] = 4026531835u + (uint64_t)i;
+		worker[i] = 4026532000u + (uint64_t)i;
+	}
+	return sup_judge_identity(text, strlen(text), self, worker, &want, &worker_identity, out);
+}
+
+static void test_judge_worker(void **state)
+{
+	(void)state;
+	_cleanup_free_ char *text = worker_status("4242\t1", "");
+	struct sup_identity id;
+	assert_int_equal(judge(text, &id), 0);
+	assert_true(id.checked && id.held);
+	assert_int_equal(id.nspid_depth, 2);
+	assert_int_equal(id.kernel.pid, 1);
+}
+
+/* The worker must be pid 1 of its own pid namespace: the innermost NSpid value. */
+static void test_judge_not_pid_1(void **state)
+{
+	(void)state;
+	_cleanup_free_ char *text = worker_status("4242\t7", "");
+	struct sup_identity id;
+	assert_int_equal(judge(text, &id), -EPERM);
+	assert_true(id.checked);
+	assert_false(id.held);
+	assert_string_equal(id.failure, "the worker is not pid 1 of its pid namespace");
+	free(text);
+	/* The innermost value is what counts, at any depth. */
+	text = worker_status("4242\t1\t9", "");
+	assert_int_equal(judge(text, &id), -EPERM);
+	assert_string_equal(id.failure, "the worker is not pid 1 of its pid namespace");
+}
+
+/*
+ * Lines the supervisor does not parse may be as long as the kernel makes them: a caller with
+ * many supplementary groups (their ids are the host's in unprivileged mode), up to NGROUPS_MAX,
+ * is no reason to refuse the worker.
+ */
+static void test_judge_long_groups(void **state)
+{
+	(void)state;
+	static const unsigned counts[] = { 60, 1000, 65536 };
+	for (size_t c = 0; c < sizeof(counts) / sizeof(counts[0]); c++) {
+		size_t cap = (size_t)counts[c] * 11 + 1, len = 0;
+		_cleanup_free_ char *groups = malloc(cap);
+		assert_non_null(groups);
+		for (unsigned i = 0; i < counts[c]; i++)
+			len += (size_t)snprintf(groups + len, cap - len, "%u ", 1000000000u + i);
+		_cleanup_free_ char *text = worker_status("4242\t1", groups);
+		assert_true(strlen(text) <= WIRE_STATUS_MAX_BYTES);
+		struct sup_identity id;
+		assert_int_equal(judge(text, &id), 0);
+		assert_true(id.held);
+	}
+}
+
 /* ---- main ----------------------------------------------------------------------------------- */
 
 #define CHAN_TEST(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
@@ -1178,6 +1269,9 @@ int main(void)
 		CHAN_TEST(test_closed_mid_session),
 		CHAN_TEST(test_external_violation),
 		cmocka_unit_test(test_frame_names),
+		cmocka_unit_test(test_judge_worker),
+		cmocka_unit_test(test_judge_not_pid_1),
+		cmocka_unit_test(test_judge_long_groups),
 	};
 	return cmocka_run_group_tests_name("channel", tests, NULL, NULL);
 }
