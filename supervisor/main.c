@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -297,6 +298,16 @@ int sup_cmd_policy(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+	/*
+	 * A parent may have left SIGCHLD ignored, and that survives exec: the kernel would then
+	 * reap our children unseen (waitid on the worker's pidfd fails) and send no SIGCHLD to a
+	 * worker that inherits it. Every command starts from the default.
+	 */
+	struct sigaction dfl = { .sa_handler = SIG_DFL };
+	if (sigemptyset(&dfl.sa_mask) < 0 || sigaction(SIGCHLD, &dfl, NULL) < 0) {
+		log_errno(-errno, "reset SIGCHLD to its default");
+		return SUP_EXIT_SETUP;
+	}
 	if (argc < 2) {
 		(void)fputs(usage_main, stderr);
 		return SUP_EXIT_SETUP;

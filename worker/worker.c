@@ -269,6 +269,13 @@ int main(int argc, char **argv)
 	if (argc < 2)
 		return 125;
 
+	/*
+	 * SIGCHLD must not be ignored, whatever we inherited: the kernel would reap the command
+	 * unseen and send no signal to wake us, and the command would inherit it too.
+	 */
+	struct sigaction dfl = { .sa_handler = SIG_DFL };
+	if (sigemptyset(&dfl.sa_mask) < 0 || sigaction(SIGCHLD, &dfl, NULL) < 0)
+		return 125;
 	sigset_t mask;
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGCHLD);
