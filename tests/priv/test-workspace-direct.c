@@ -81,6 +81,27 @@ static void host_repo(struct th_fx *d)
 	th_fx_chown(d);
 }
 
+/*
+ * Creates the protect list's entry i in the workspace: a directory (holding a file f with
+ * text, unless text is NULL), or a file holding text ("" when NULL).
+ */
+static void make_protected(struct th_fx *d, size_t i, const char *text)
+{
+	char rel[PATH_MAX], p[PATH_MAX];
+	(void)snprintf(rel, sizeof(rel), "%s", protect_list[i]);
+	size_t len = strlen(rel);
+	if (rel[len - 1] != '/') {
+		th_ws_write(&d->ws, rel, text ? text : "");
+		return;
+	}
+	rel[len - 1] = '\0';
+	th_ws_mkdir(&d->ws, rel);
+	if (text) {
+		th_pathf(p, "%s/f", rel);
+		th_ws_write(&d->ws, p, text);
+	}
+}
+
 /* ---------------------------------------------------------------------------------------- */
 /* warden                                                                                    */
 
@@ -195,17 +216,8 @@ static void test_excludes_file(void **state)
 		     "grep -x /.mcp.json \"$HOME/.config/git/ignore\"",
 		  0, "0\n/.mcp.json\n");
 	/* Nothing to list, no file: every protected name exists. */
-	for (size_t i = 0; i < N_PROTECT; i++) {
-		char rel[PATH_MAX];
-		(void)snprintf(rel, sizeof(rel), "%s", protect_list[i]);
-		size_t len = strlen(rel);
-		if (rel[len - 1] == '/') {
-			rel[len - 1] = '\0';
-			th_ws_mkdir(&d->ws, rel);
-		} else {
-			th_ws_write(&d->ws, rel, "");
-		}
-	}
+	for (size_t i = 0; i < N_PROTECT; i++)
+		make_protected(d, i, NULL);
 	sh_expect(d, "test -e \"$HOME/.config/git/ignore\" || echo none", 0, "none\n");
 }
 
@@ -547,19 +559,8 @@ static void list_script(char *out, size_t len, bool exist)
 static void test_protect_list_existing(void **state)
 {
 	struct th_fx *d = *state;
-	for (size_t i = 0; i < N_PROTECT; i++) {
-		char rel[PATH_MAX], p[PATH_MAX];
-		(void)snprintf(rel, sizeof(rel), "%s", protect_list[i]);
-		size_t len = strlen(rel);
-		if (rel[len - 1] == '/') {
-			rel[len - 1] = '\0';
-			th_ws_mkdir(&d->ws, rel);
-			th_pathf(p, "%s/f", rel);
-			th_ws_write(&d->ws, p, "host\n");
-		} else {
-			th_ws_write(&d->ws, rel, "host\n");
-		}
-	}
+	for (size_t i = 0; i < N_PROTECT; i++)
+		make_protected(d, i, "host\n");
 	th_fx_chown(d);
 	char script[8192];
 	list_script(script, sizeof(script), true);

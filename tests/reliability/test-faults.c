@@ -77,11 +77,14 @@ static struct th_opts opts(struct faults_fx *f, const char *record)
 	return o;
 }
 
-/* Starts cmd and waits until the probe among its processes runs; returns the probe's pid. */
-static pid_t start_probe(struct faults_fx *f, const struct th_opts *o, const char *const *cmd,
-			 struct th_proc *p)
+/*
+ * Starts `probe sleep 30 MARKER` recording into f->rec, and waits until the probe runs;
+ * returns the probe's pid.
+ */
+static pid_t start_sleeper(struct faults_fx *f, struct th_proc *p)
 {
-	assert_int_equal(th_spawn(o, cmd, p), 0);
+	struct th_opts o = opts(f, f->rec);
+	assert_int_equal(th_spawn(&o, TH_CMD(TH_PROBE, "sleep", "30", f->fx.marker), p), 0);
 	pid_t probe = 0;
 	uint64_t end = th_now_ms() + 10000;
 	while (!probe && th_now_ms() < end) {
@@ -180,9 +183,8 @@ static void test_record_checks_can_fail(void **state)
 static void test_worker_sigkill(void **state)
 {
 	struct faults_fx *f = *state;
-	struct th_opts o = opts(f, f->rec);
 	struct th_proc p;
-	(void)start_probe(f, &o, TH_CMD(TH_PROBE, "sleep", "30", f->fx.marker), &p);
+	(void)start_sleeper(f, &p);
 	pid_t warden = p.pid;
 	pid_t worker = rel_find_worker(warden);
 	long inner = worker ? rel_nspid_inner(worker) : -1;
@@ -214,9 +216,8 @@ static void test_worker_sigkill(void **state)
 static void test_supervisor_sigterm(void **state)
 {
 	struct faults_fx *f = *state;
-	struct th_opts o = opts(f, f->rec);
 	struct th_proc p;
-	(void)start_probe(f, &o, TH_CMD(TH_PROBE, "sleep", "30", f->fx.marker), &p);
+	(void)start_sleeper(f, &p);
 	pid_t warden = p.pid;
 	expect_cgroup_present(f, warden);
 	(void)kill(warden, SIGTERM);
@@ -240,9 +241,8 @@ static void test_supervisor_sigterm(void **state)
  */
 static pid_t kill_supervisor(struct faults_fx *f, uint32_t *host_id)
 {
-	struct th_opts o = opts(f, f->rec);
 	struct th_proc p;
-	pid_t probe = start_probe(f, &o, TH_CMD(TH_PROBE, "sleep", "30", f->fx.marker), &p);
+	pid_t probe = start_sleeper(f, &p);
 	pid_t warden = p.pid;
 	long uid = rel_uid_of(probe);
 	/* Controls: while it runs, its cgroups exist and its id is held. */
