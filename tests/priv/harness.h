@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Shared helpers of the tests/priv suite: run warden (or, as a control, the probe itself) with
- * a bounded capture of stdout and stderr and a hard timeout; temporary workspaces holding a
- * copy of the probe; policy files; run records; scans of the host's processes; and the test
- * fixture (struct th_fx) with the run-and-expect helpers that the test programs share.
+ * Shared helpers of the privileged test programs (tests/priv, tests/escape, tests/hostile,
+ * tests/reliability): run warden (or, as a control, the probe itself) with a bounded capture
+ * of stdout and stderr and a hard timeout; temporary workspaces holding a copy of the probe;
+ * policy files; run records; scans of the host's processes; host-side tools (a pty, a loopback
+ * socket, a file copy, the host user's git); and the one test fixture (struct th_fx) with the
+ * run-and-expect helpers that the test programs share.
  *
  * The test programs find their binaries in the environment that meson test sets:
  * WARDEN (build/warden) and PROBE (the static probe).
