@@ -728,6 +728,7 @@ struct judge_seen {
 	bool ready;
 	int status_err;               /* reading /proc/<pid>/status: 0 or -errno */
 	struct wire_identity id;
+	int fds_err;                  /* listing /proc/<pid>/fd: 0 or -errno */
 	unsigned n_fds;
 	int wait_status;
 };
@@ -773,6 +774,7 @@ static int judge_probe(bool privileged, char what, bool look, struct judge_seen 
 			(void)snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
 			DIR *d = opendir(path);
 			struct dirent *de;
+			out->fds_err = d ? 0 : -errno;
 			while (d && (de = readdir(d)))
 				out->n_fds += de->d_name[0] != '.';
 			if (d)
@@ -820,8 +822,18 @@ static void judge_rows(struct sup_audit *a, bool privileged)
 	/* Unprivileged, a user's bounding set cannot be lowered; with no_new_privs it gives nothing. */
 	bool caps = !id->cap_inh && !id->cap_prm && !id->cap_eff && !id->cap_amb &&
 		    (!privileged || !id->cap_bnd);
+	/*
+	 * Its fds: root lists them; a plain user cannot, since the judge is not dumpable (which
+	 * is what keeps the user's other processes from tracing it), so then they are not counted.
+	 */
+	bool fds_hidden = !privileged && getuid() != 0 && s.fds_err == -EACCES;
+	char fds[48];
+	if (fds_hidden)
+		(void)snprintf(fds, sizeof(fds), "fds not visible to uid %u", (unsigned)getuid());
+	else
+		(void)snprintf(fds, sizeof(fds), "%u fd(s)", s.n_fds);
 	bool ok = r >= 0 && s.ready && s.status_err == 0 && ids && caps && id->no_new_privs == 1 &&
-		  id->seccomp == 2 && s.n_fds == 2;
+		  id->seccomp == 2 && (fds_hidden || (s.fds_err == 0 && s.n_fds == 2));
 	if (r < 0 || !s.ready || s.status_err < 0)
 		row(a, "eval.judge-identity", SUP_VIOLATED, false,
 		    "a confined judge could not be looked at: %s",
@@ -830,9 +842,9 @@ static void judge_rows(struct sup_audit *a, bool privileged)
 	else
 		row(a, "eval.judge-identity", held_if(ok), false,
 		    "uid %u gid %u; CapInh/Prm/Eff/Bnd/Amb %016" PRIx64 "/%016" PRIx64 "/%016" PRIx64
-		    "/%016" PRIx64 "/%016" PRIx64 "; NoNewPrivs %u; Seccomp %u; %u fd(s)",
+		    "/%016" PRIx64 "/%016" PRIx64 "; NoNewPrivs %u; Seccomp %u; %s",
 		    id->uid[0], id->gid[0], id->cap_inh, id->cap_prm, id->cap_eff, id->cap_bnd,
-		    id->cap_amb, id->no_new_privs, id->seccomp, s.n_fds);
+		    id->cap_amb, id->no_new_privs, id->seccomp, fds);
 
 	char e1[64], e2[64], e3[64];
 	bool sys = r >= 0 && r2 >= 0 && r3 >= 0 && s.ready && k.ready && o.ready &&

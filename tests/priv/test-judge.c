@@ -27,6 +27,8 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
+#include <grp.h>
 #include <unistd.h>
 
 #include <setjmp.h>
@@ -229,6 +231,56 @@ static void test_identity_unprivileged(void **state)
 	check_identity(false);
 }
 
+/*
+ * Unprivileged mode as a plain user (warden run by someone who is not root): the user it
+ * stays, with every set it can lower empty. The bounding set of a plain user cannot be
+ * lowered without CAP_SETPCAP; with no_new_privs and no exec it gives nothing. The test
+ * becomes nobody in a child of its own, so the checks there report through the exit status.
+ */
+static void test_identity_plain_user(void **state)
+{
+	(void)state;
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		gid_t g = SUP_RUNDIR_OWNER;
+		if (setgroups(1, &g) < 0 || setresgid(g, g, g) < 0 ||
+		    setresuid(SUP_RUNDIR_OWNER, SUP_RUNDIR_OWNER, SUP_RUNDIR_OWNER) < 0)
+			_exit(10);
+		struct seen s;
+		struct ev_confined_out out = { 0 };
+		char why[256] = "", v[128], want[64];
+		if (run_attempt(false, CALL_NONE, &s, why, sizeof(why), &out) < 0 || !s.ok)
+			_exit(11);
+		(void)snprintf(want, sizeof(want), "%u\t%u\t%u\t%u", SUP_RUNDIR_OWNER,
+			       SUP_RUNDIR_OWNER, SUP_RUNDIR_OWNER, SUP_RUNDIR_OWNER);
+		if (strcmp(field(s.status, "Uid", v, sizeof(v)), want) != 0)
+			_exit(12);
+		static const char *const sets[] = { "CapInh", "CapPrm", "CapEff", "CapAmb" };
+		for (size_t i = 0; i < sizeof(sets) / sizeof(sets[0]); i++)
+			if (strcmp(field(s.status, sets[i], v, sizeof(v)), TH_ZERO_CAPS) != 0)
+				_exit(13);
+		/*
+		 * Its fds are not counted here: a child that is not dumpable hides /proc/<pid>/fd
+		 * from its own uid (which the tests as root do count).
+		 */
+		if (strcmp(field(s.status, "NoNewPrivs", v, sizeof(v)), "1") != 0 ||
+		    strcmp(field(s.status, "Seccomp", v, sizeof(v)), "2") != 0)
+			_exit(14);
+		/* And the filter holds for it too. */
+		if (run_attempt(false, CALL_OPEN, &s, why, sizeof(why), &out) != -ECHILD ||
+		    !strstr(why, "(SIGSYS)"))
+			_exit(15);
+		_exit(0);
+	}
+	int status = 0;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		fail_msg("the plain user's confined child failed its check %d (10 setuid, 11 run, "
+			 "12 uid, 13 capabilities, 14 nnp/seccomp, 15 filter)",
+			 WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+}
+
 /* Every call outside the filter kills the child with SIGSYS; none gets to answer. */
 static void test_sigsys(void **state)
 {
@@ -378,6 +430,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_identity_privileged),
 		cmocka_unit_test(test_identity_unprivileged),
+		cmocka_unit_test(test_identity_plain_user),
 		cmocka_unit_test(test_sigsys),
 		cmocka_unit_test(test_oversized_answer),
 		cmocka_unit_test(test_judge_static),
