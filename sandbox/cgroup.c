@@ -22,6 +22,7 @@
 #include "cleanup.h"
 #include "io-util.h"
 #include "policy.h"
+#include "sdscope.h"
 
 #define CG_ROOT "/sys/fs/cgroup"
 #define CG_KILL_ROUNDS 200 /* x 5 ms: one second for a dead pid namespace to drain */
@@ -253,6 +254,25 @@ static bool delegated(const char *dir)
 	return false;
 }
 
+/*
+ * The scope the user's systemd started for this process at its request (SBX_CG_V2_SCOPE), as
+ * /proc/self/cgroup names it: delegated by construction, whatever its xattrs say. A forked
+ * child inherits it with the cgroup itself.
+ */
+static char requested_scope[PATH_MAX];
+
+/* Whether this process may create and manage cgroups below dir (the kernel's own check). */
+static bool writable(const char *dir)
+{
+	char f[PATH_MAX + 32];
+	(void)snprintf(f, sizeof(f), "%s/cgroup.procs", dir);
+	if (faccessat(AT_FDCWD, f, W_OK, AT_EACCESS) < 0)
+		return false;
+	(void)snprintf(f, sizeof(f), "%s/cgroup.subtree_control", dir);
+	return faccessat(AT_FDCWD, f, W_OK, AT_EACCESS) == 0 &&
+	       faccessat(AT_FDCWD, dir, W_OK, AT_EACCESS) == 0;
+}
+
 static bool not_us(long pid, void *arg)
 {
 	bool *other = arg;
@@ -292,7 +312,10 @@ static int place_v2(struct sbx_cg_place *pl)
 	int n = snprintf(dir, sizeof(dir), CG_ROOT "%s", strcmp(own, "/") ? own : "");
 	if (n < 0 || (size_t)n >= sizeof(dir))
 		return -ENAMETOOLONG;
-	pl->delegated = delegated(dir);
+	struct sbx_sd_addr sd;
+	bool have_sd = sbx_sd_find(&sd) == 0;
+	if (have_sd)
+		memcpy(pl->systemd, sd.path, sizeof(pl->systemd));
 	pl->shared = holds_others(dir);
 	/*
 	 * The top may be managed when it is the kernel's root cgroup (a cgroup namespace's top
@@ -301,9 +324,28 @@ static int place_v2(struct sbx_cg_place *pl)
 	 */
 	bool top_ok = access(CG_ROOT "/cgroup.type", F_OK) < 0 && errno == ENOENT &&
 		      faccessat(AT_FDCWD, CG_ROOT "/cgroup.subtree_control", W_OK, AT_EACCESS) == 0;
+	pl->delegated = delegated(dir);
+	pl->mark = pl->delegated ? "systemd's delegate xattr is set on it" : "no delegate xattr";
+	if (!pl->delegated && requested_scope[0] && strcmp(own, requested_scope) == 0) {
+		pl->delegated = true;
+		pl->mark = "the user's systemd started it for warden with Delegate=yes";
+	}
+	if (!pl->delegated && !top_ok && have_sd && writable(dir)) {
+		/* Only systemd knows: its user manager in version 252 (Debian 12) sets no xattr. */
+		bool d = false;
+		if (sbx_sd_delegated(&sd, getpid(), &d) == 0) {
+			pl->delegated = d;
+			pl->mark = d ? "no delegate xattr, but the user's systemd says its unit has "
+				       "Delegate=yes"
+				     : "the user's systemd says its unit is not delegated";
+		} else {
+			pl->mark = "no delegate xattr, and the user's systemd did not say whether "
+				   "its unit is delegated";
+		}
+	}
 	if (pl->delegated && !pl->shared) {
 		pl->where = SBX_CG_V2_OWN;
-		pl->why = "warden's cgroup is delegated to it (Delegate=yes) and warden is alone in it";
+		pl->why = "warden's cgroup is delegated to it and warden is alone in it";
 	} else if (top_ok) {
 		pl->where = SBX_CG_V2_TOP;
 		pl->why = !strcmp(own, "/") ? "warden runs in the root cgroup"
@@ -311,16 +353,28 @@ static int place_v2(struct sbx_cg_place *pl)
 					    "processes, which warden does not move"
 					  : "warden's cgroup is not delegated to it (a service, a "
 					    "session), and warden moves none of its processes";
+	} else if (have_sd) {
+		pl->where = SBX_CG_V2_SCOPE;
+		pl->why = pl->delegated ? "warden's cgroup is delegated to it but holds other "
+					  "processes, which warden does not move: it asks the "
+					  "user's systemd for a scope of its own with Delegate=yes"
+					: "warden's cgroup is not delegated to it and warden may not "
+					  "manage the root cgroup: it asks the user's systemd for a "
+					  "scope of its own with Delegate=yes";
 	} else {
 		pl->where = SBX_CG_V2_OWN;
 		pl->why = access(CG_ROOT "/cgroup.type", F_OK) == 0
 				  ? "the hierarchy's top is not the host's root cgroup (a cgroup "
 				    "namespace); warden's cgroup must be delegated to it"
-				  : "warden may not manage the root cgroup; its own cgroup must be "
-				    "delegated to it";
+				  : "warden may not manage the root cgroup and no user systemd "
+				    "answers at $XDG_RUNTIME_DIR; its own cgroup must be delegated "
+				    "to it";
 	}
-	memcpy(pl->base, pl->where == SBX_CG_V2_TOP ? SBX_CG_V2_TOP_DIR : dir,
-	       pl->where == SBX_CG_V2_TOP ? sizeof(SBX_CG_V2_TOP_DIR) : (size_t)n + 1);
+	if (pl->where == SBX_CG_V2_SCOPE)
+		pl->base[0] = '\0';
+	else
+		memcpy(pl->base, pl->where == SBX_CG_V2_TOP ? SBX_CG_V2_TOP_DIR : dir,
+		       pl->where == SBX_CG_V2_TOP ? sizeof(SBX_CG_V2_TOP_DIR) : (size_t)n + 1);
 	return 0;
 }
 
@@ -405,6 +459,54 @@ static int prepare_own(const char *base, bool cpu, const char **out_what)
 	return r;
 }
 
+/*
+ * SBX_CG_V2_SCOPE: asks the user's systemd for a transient scope with Delegate=yes holding
+ * this process, checks in /proc/self/cgroup that the process is in it, and places again,
+ * which must now give that scope.
+ */
+static int enter_scope(struct sbx_cg_place *pl, const char **out_what)
+{
+	struct sbx_sd_addr sd = { .bus = false };
+	uint32_t rnd;
+	char unit[64], own[PATH_MAX], ctls[16];
+	int r = sbx_sd_find(&sd);
+	if (r < 0) {
+		*out_what = "find the user's systemd";
+		return r;
+	}
+	r = io_fill_random(&rnd, sizeof(rnd));
+	if (r < 0) {
+		*out_what = "name the scope (getrandom)";
+		return r;
+	}
+	/* Not "warden-<pid>-...": collect_stale() must never take a scope for a sandbox's. */
+	(void)snprintf(unit, sizeof(unit), "warden-scope-%d-%08x.scope", (int)getpid(), rnd);
+	r = sbx_sd_start_scope(&sd, unit, out_what);
+	if (r < 0)
+		return r;
+	r = own_cgroup(NULL, own, sizeof(own), ctls, sizeof(ctls));
+	if (r < 0) {
+		*out_what = "read /proc/self/cgroup after systemd started the scope";
+		return r;
+	}
+	const char *last = strrchr(own, '/');
+	if (!last || strcmp(last + 1, unit) != 0) {
+		*out_what = "find warden in the scope systemd started for it (/proc/self/cgroup)";
+		return -EPROTO;
+	}
+	memcpy(requested_scope, own, sizeof(requested_scope));
+	r = sbx_cgroup_place(pl);
+	if (r < 0) {
+		*out_what = "find the v2 cgroup in /proc/self/cgroup";
+		return r;
+	}
+	if (pl->where != SBX_CG_V2_OWN) {
+		*out_what = "use the scope systemd started for warden (not delegated, or shared)";
+		return -EPROTO;
+	}
+	return 0;
+}
+
 static int create_v2(struct sbx_cgroup *cg, const char *name, bool cpu, const char **out_what)
 {
 	struct sbx_cg_place pl;
@@ -413,6 +515,11 @@ static int create_v2(struct sbx_cgroup *cg, const char *name, bool cpu, const ch
 	if (r < 0) {
 		*out_what = "find the v2 cgroup in /proc/self/cgroup";
 		return r;
+	}
+	if (pl.where == SBX_CG_V2_SCOPE) {
+		r = enter_scope(&pl, out_what);
+		if (r < 0)
+			return r;
 	}
 	r = pl.where == SBX_CG_V2_TOP ? prepare_top(cpu, out_what)
 				      : prepare_own(pl.base, cpu, out_what);

@@ -52,6 +52,7 @@ enum sbx_cg_where {
 	SBX_CG_V1,       /* v1: below warden's own cgroup in each hierarchy */
 	SBX_CG_V2_TOP,   /* v2: warden's own subtree at the top, SBX_CG_V2_TOP_DIR */
 	SBX_CG_V2_OWN,   /* v2: below warden's own cgroup (delegated to it, or a namespace's) */
+	SBX_CG_V2_SCOPE, /* v2: below a scope the user's systemd starts for warden (sdscope.h) */
 };
 
 #define SBX_CG_V2_TOP_DIR "/sys/fs/cgroup/warden"
@@ -59,20 +60,37 @@ enum sbx_cg_where {
 struct sbx_cg_place {
 	enum sbx_cg_where where;
 	char own[PATH_MAX];     /* warden's cgroup as /proc/self/cgroup names it (v1: memory's) */
-	char base[PATH_MAX];    /* v2: the directory the sandbox cgroups are made in */
-	bool delegated;         /* v2: own carries systemd's delegate xattr */
+	char base[PATH_MAX];    /* v2: the directory the sandbox cgroups are made in ("" for
+				 * SBX_CG_V2_SCOPE until the scope exists) */
+	bool delegated;         /* v2: own is delegated to warden (mark says how that is known) */
 	bool shared;            /* v2: own holds processes other than warden */
+	const char *mark;       /* v2, static text: how delegation was (or was not) found */
 	const char *why;        /* static text: why this placement */
+	char systemd[108];      /* v2: the user's systemd's socket, "" when none was found */
 };
 
 /*
- * Decides where sandbox cgroups go, without changing anything. On v2, when warden may manage
- * the root cgroup (root, and the hierarchy's top is the kernel's root cgroup rather than a
- * cgroup namespace's) and its own cgroup is not delegated to it with warden alone in it, that
- * is warden's own subtree at the top: its own cgroup (a systemd service, a login session)
- * holds processes, so the no-internal-processes rule forbids controllers below it, and warden
- * moves no process of the unit or session that started it. The root cgroup is exempt from
- * that rule. Otherwise below its own cgroup. Returns 0 or -errno.
+ * Decides where sandbox cgroups go, without changing anything (on v2 it may ask the user's
+ * systemd a question, below). In order, on v2:
+ *  - warden's own cgroup when it is delegated to warden and warden is alone in it. Delegated
+ *    means: systemd's delegate xattr (trusted.delegate or user.delegate) is "1"; or warden
+ *    asked for that very scope itself (SBX_CG_V2_SCOPE, earlier in this process); or, when
+ *    warden may write the cgroup's cgroup.procs and cgroup.subtree_control but finds no
+ *    xattr, the user's systemd says Delegate=yes for the unit that holds it (sdscope.h):
+ *    systemd 252's user manager (Debian 12) marks no delegated cgroup with an xattr, and
+ *    ownership proves nothing there, since a user manager's every cgroup belongs to the user
+ *    and systemd rewrites the controllers of the ones it did not delegate;
+ *  - warden's own subtree at the top when warden may manage the root cgroup (root, and the
+ *    hierarchy's top is the kernel's root cgroup rather than a cgroup namespace's): its own
+ *    cgroup (a systemd service, a login session) holds processes, so the no-internal-processes
+ *    rule forbids controllers below it, and warden moves no process of the unit or session
+ *    that started it. The root cgroup is exempt from that rule;
+ *  - a scope of its own from the user's systemd when one is reachable (sbx_sd_find): warden
+ *    asks for a transient scope with Delegate=yes holding only itself, as
+ *    `systemd-run --user --scope -p Delegate=yes` would;
+ *  - otherwise below its own cgroup, which must then be delegated to it some other way (a
+ *    cgroup namespace's top, in a container).
+ * Returns 0 or -errno.
  */
 int sbx_cgroup_place(struct sbx_cg_place *out);
 
@@ -81,8 +99,11 @@ void sbx_cgroup_init(struct sbx_cgroup *cg);
 
 /*
  * Creates a cgroup named name where sbx_cgroup_place says and applies pol's memory, pids and
- * cpu limits. Returns 0, or -errno with *out_what naming the step (a static string). On
- * failure anything created is removed again (a v2 top subtree stays, for the next run).
+ * cpu limits. For SBX_CG_V2_SCOPE it first asks the user's systemd for the scope, which moves
+ * this process (and only it) there, and checks /proc/self/cgroup that it did. Returns 0, or
+ * -errno with *out_what naming the step (static storage, valid until the next call). On
+ * failure anything created is removed again (a v2 top subtree stays, for the next run, and so
+ * does a scope systemd started: it ends with this process).
  */
 int sbx_cgroup_create(struct sbx_cgroup *cg, const char *name, const struct pol_policy *pol,
 		      const char **out_what);
