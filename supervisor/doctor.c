@@ -32,7 +32,7 @@ struct check {
 	const char *id;
 	enum status status;
 	bool required;
-	char detail[320];
+	char detail[640];
 	const char *remedy;
 };
 
@@ -69,23 +69,28 @@ __attribute__((format(printf, 2, 3))) static void detail(struct check *c, const 
 	va_end(ap);
 }
 
-/* Where this host's sandbox cgroups go, and why (sbx_cgroup_place). */
-static void cgroup_placement(struct check *c)
+/*
+ * Where this host's sandbox cgroups go, and why (sbx_cgroup_place, r its result), decided
+ * before the cgroup probe: on v2 that probe may move doctor into a scope of its own.
+ */
+static void cgroup_placement(struct check *c, int r, const struct sbx_cg_place *pl)
 {
 	c->id = "cgroup.placement";
 	c->required = false;
 	c->status = ST_INFO;
 	c->remedy = NULL;
-	struct sbx_cg_place pl;
-	int r = sbx_cgroup_place(&pl);
 	if (r < 0)
 		detail(c, "unknown: /proc/self/cgroup: %s", strerror(-r));
-	else if (pl.where == SBX_CG_V2_TOP || pl.where == SBX_CG_V2_OWN)
-		detail(c, "%s/warden-*, as %s (warden is in %s)", pl.base, pl.why, pl.own);
-	else if (pl.where == SBX_CG_V1)
-		detail(c, "%s (warden is in %s)", pl.why, pl.own);
+	else if (pl->where == SBX_CG_V2_SCOPE)
+		detail(c, "below a scope of its own that the user's systemd (%s) starts for it, "
+			  "as %s (warden is in %s: %s)", pl->systemd, pl->why, pl->own, pl->mark);
+	else if (pl->where == SBX_CG_V2_TOP || pl->where == SBX_CG_V2_OWN)
+		detail(c, "%s/warden-*, as %s (warden is in %s: %s)", pl->base, pl->why, pl->own,
+		       pl->mark);
+	else if (pl->where == SBX_CG_V1)
+		detail(c, "%s (warden is in %s)", pl->why, pl->own);
 	else
-		detail(c, "%s", pl.why);
+		detail(c, "%s", pl->why);
 }
 
 /*
@@ -175,6 +180,9 @@ int sup_cmd_doctor(int argc, char **argv)
 	if (!getcwd(cwd, sizeof(cwd)))
 		(void)snprintf(cwd, sizeof(cwd), "/tmp");
 
+	/* Before the probe, which may move this process into a scope of its own. */
+	struct sbx_cg_place place;
+	int place_r = sbx_cgroup_place(&place);
 	struct sbx_host_facts f;
 	sbx_host_probe(pol, priv, cwd, &f);
 
@@ -216,19 +224,26 @@ int sup_cmd_doctor(int argc, char **argv)
 		: priv ? "start warden alone in a cgroup delegated to it (systemd-run --scope -p "
 			 "Delegate=yes -- warden ...) or with a writable /sys/fs/cgroup, or opt "
 			 "out with 'unsafe: [no-cgroup]' (recorded)"
-		       : "run warden in a delegated cgroup v2 subtree (systemd-run --user --scope "
-			 "-p Delegate=yes -- warden ...), or as root, or opt out with "
-			 "'unsafe: [no-cgroup]' (recorded)";
+		       : "let warden ask your systemd for a delegated scope (it needs your "
+			 "user manager running, as in a login session or after 'loginctl "
+			 "enable-linger', and its socket in $XDG_RUNTIME_DIR), or run warden in "
+			 "one yourself (systemd-run --user --scope -p Delegate=yes -- warden ...), "
+			 "or as root, or opt out with 'unsafe: [no-cgroup]' (recorded)";
 	set(&checks[n++], "cgroup", true, f.cgroup_create, cgroup_remedy, "");
+	struct sbx_cg_place after;
+	bool moved = place_r == 0 && place.where == SBX_CG_V2_SCOPE &&
+		     sbx_cgroup_place(&after) == 0 && strcmp(after.own, place.own) != 0;
 	if (f.cgroup_create == 0)
 		(void)snprintf(checks[n - 1].detail, sizeof(checks[n - 1].detail),
 			       "cgroup v%d: a sandbox cgroup with memory and pids limits was created "
-			       "and removed", f.cgroup_version);
+			       "and removed%s%.400s%s", f.cgroup_version,
+			       moved ? ", below the scope the user's systemd started for warden ("
+				     : "", moved ? after.own : "", moved ? ")" : "");
 	else
 		(void)snprintf(checks[n - 1].detail, sizeof(checks[n - 1].detail),
-			       "cgroup v%d: %s: %s", f.cgroup_version, f.cgroup_step,
+			       "cgroup v%d: %.400s: %s", f.cgroup_version, f.cgroup_step,
 			       strerror(-f.cgroup_create));
-	cgroup_placement(&checks[n++]);
+	cgroup_placement(&checks[n++], place_r, &place);
 	root_propagation(&checks[n++]);
 
 	set(&checks[n++], "seccomp.filter", true, f.seccomp_filter,
