@@ -294,6 +294,37 @@ void sup_digest_hex(const void *buf, size_t len, char out[72])
  */
 #define ID_SWEEP_MAX 64
 
+#ifdef WARDEN_TEST_HOOKS
+/*
+ * Only in warden-test: pauses the sweep between its open and its flock of the lock file named
+ * WARDEN_TEST_SWEEP_PAUSE, so that tests/reliability/test-sweep can let another supervisor
+ * take the id meanwhile. WARDEN_TEST_SWEEP_FIFOS names a folder with two FIFOs: the sweep
+ * writes a byte to "paused", then waits until the writer of "resume" closes it.
+ */
+static void test_hook_sweep_pause(const char *name)
+{
+	const char *want = secure_getenv("WARDEN_TEST_SWEEP_PAUSE");
+	const char *dir = secure_getenv("WARDEN_TEST_SWEEP_FIFOS");
+	if (!want || !dir || strcmp(want, name) != 0)
+		return;
+	char path[PATH_MAX];
+	(void)snprintf(path, sizeof(path), "%s/paused", dir);
+	_cleanup_close_ int paused = open(path, O_WRONLY | O_CLOEXEC);
+	if (paused < 0 || write(paused, "p", 1) != 1)
+		return;
+	(void)snprintf(path, sizeof(path), "%s/resume", dir);
+	_cleanup_close_ int resume = open(path, O_RDONLY | O_CLOEXEC);
+	char byte;
+	while (resume >= 0 && (read(resume, &byte, 1) > 0 || errno == EINTR))
+		;
+}
+#else
+static void test_hook_sweep_pause(const char *name)
+{
+	(void)name;
+}
+#endif
+
 static void sweep_stale_id_locks(int dir)
 {
 	int dup = fcntl(dir, F_DUPFD_CLOEXEC, 3);
@@ -311,9 +342,23 @@ static void sweep_stale_id_locks(int dir)
 			continue;
 		seen++;
 		_cleanup_close_ int fd = openat(dir, de->d_name, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
-		if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) < 0)
+		if (fd < 0)
 			continue;
-		(void)unlinkat(dir, de->d_name, 0); /* ours now, and nobody's: gone */
+		test_hook_sweep_pause(de->d_name);
+		if (flock(fd, LOCK_EX | LOCK_NB) < 0)
+			continue;
+		/*
+		 * Ours now, and nobody's. But between the open and the lock, its holder may have
+		 * unlinked it at its end and another supervisor made and locked a new file of the
+		 * same name: unlink the name only while it still leads to the file we locked. Then
+		 * nobody else can remove or replace it before we do, since only the holder of a lock
+		 * file's lock unlinks its name.
+		 */
+		struct stat held, named;
+		if (fstat(fd, &held) < 0 || fstatat(dir, de->d_name, &named, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    held.st_dev != named.st_dev || held.st_ino != named.st_ino)
+			continue;
+		(void)unlinkat(dir, de->d_name, 0);
 	}
 	(void)closedir(d);
 }
