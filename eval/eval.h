@@ -9,8 +9,9 @@
  * through a throwaway overlay, with the reference read-only at /reference; teardown sees
  * both. Between the agent and the criteria the workspace is settled: nothing set-id or
  * special is left in it (sup_rundir_scrub). The verdict comes from exit codes, pipes the
- * supervisor owns and the workspace as the supervisor reads it (eval/criteria.c),
- * never from a file the agent could write.
+ * supervisor owns and the workspace as a confined judge reads it from files the supervisor
+ * opened (eval/criteria.c, eval/confined.c), never from a file the agent could write
+ * standing for a verdict.
  */
 #pragma once
 
