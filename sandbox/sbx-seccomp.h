@@ -10,6 +10,7 @@
 #include <linux/filter.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 struct pol_policy;
 
@@ -63,6 +64,16 @@ void sbx_seccomp_prog_done(struct sbx_seccomp_prog *prog);
  * negative errno as sbx_seccomp_build does.
  */
 int sbx_seccomp_export_pfc(const struct pol_policy *pol, int fd);
+
+/*
+ * Writes to f, as PFC comment lines ("# ..."), which answer each syscall the filter for pol
+ * names gets: allowed; allowed or refused by its arguments; known and deliberately refused
+ * (EPERM, or the process killed in kill mode; seccomp.allow may lift these); never allowed;
+ * refused by the policy's seccomp.deny; ENOSYS always (clone3, openat2); and that every other
+ * syscall, unknown to the filter, gets the default action (ENOSYS, or kill). Returns 0, or a
+ * negative errno as sbx_seccomp_build does, or -EIO when f fails.
+ */
+int sbx_seccomp_describe(const struct pol_policy *pol, FILE *f);
 
 /*
  * Installs prog on the calling thread with SECCOMP_FILTER_FLAG_TSYNC off. The caller must have

@@ -10,8 +10,11 @@
  *   - a mode check on every syscall that creates a file or changes its mode: a set-user-ID or
  *     set-group-ID bit in the mode is answered EPERM, in every policy and both modes;
  *   - clone3 and openat2 answered ENOSYS, always;
- *   - everything else answered ENOSYS (errno mode: libc and runtimes then take the fallback
- *     they already have for older kernels) or killing the process (kill mode);
+ *   - a refused list of syscalls known and deliberately left out, answered EPERM (kill mode:
+ *     the process is killed), which seccomp.allow may lift;
+ *   - everything else, the syscalls this filter does not know, answered ENOSYS (errno mode:
+ *     libc and runtimes then take the fallback they already have for older kernels) or
+ *     killing the process (kill mode);
  *   - any other architecture or ABI (i386, x32) kills the process.
  *
  * How rules are added. libseccomp does not define what happens when two rules for one
@@ -30,6 +33,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -54,12 +58,11 @@ DEFINE_CLEANUP(scmp_filter_ctx, seccomp_release)
  * (clone, unshare, ioctl, socket, socketpair, personality) are not here, nor are those with
  * a mode argument (chmod, open, mkdir, mknod, ...); see special_rules and mode_rules.
  *
- * Knowingly excluded (default action, so ENOSYS in errno mode): modify_ldt, set_thread_area,
- * get_thread_area (16-bit/32-bit segment games), kcmp, get_robust_list, migrate_pages,
- * move_pages, set_mempolicy_home_node (reach into other processes or NUMA placement beyond
- * one's own), sethostname, setdomainname (the sandbox sets them before the filter goes in),
- * fanotify_mark (useless without fanotify_init), memfd_secret, process_mrelease, ustat, sysfs
- * and the other obsolete calls, and the 32-bit-only names (socketcall, ipc, ...).
+ * Knowingly excluded: the refused list below (EPERM), the never-allowed list, the obsolete
+ * calls the kernel no longer implements (create_module, get_kernel_syms, query_module,
+ * getpmsg, putpmsg, afs_syscall, tuxcall, security, vserver, epoll_ctl_old, epoll_wait_old:
+ * the default action, as the kernel itself answers ENOSYS), and the 32-bit-only names
+ * (socketcall, ipc, ...), which are not in this architecture's table.
  */
 static const char *const base_allow[] = {
 	/* process life cycle; clone is filtered, clone3 is answered ENOSYS */
@@ -194,10 +197,34 @@ static const struct never_entry {
 	NEVER_UNLESS(io_uring_register, POL_UNSAFE_IO_URING),
 };
 
+/*
+ * Syscalls known and deliberately refused, answered EPERM (kill mode: the process is killed),
+ * so that a program says the call was not permitted instead of taking it for an old kernel's
+ * (Debian's `hostname NAME` exits 0 on ENOSYS). Unlike never_allow, seccomp.allow and allow
+ * rules may lift them. Names, as in base_allow: one this libseccomp does not know, or this
+ * architecture lacks, is left to the default action.
+ */
+static const char *const refused[] = {
+	/* 16-bit and 32-bit segment games */
+	"modify_ldt", "set_thread_area", "get_thread_area",
+	/* reaching into other processes, or NUMA placement beyond one's own */
+	"kcmp", "get_robust_list", "migrate_pages", "move_pages", "set_mempolicy_home_node",
+	"process_mrelease",
+	/* the sandbox's names are set before the filter goes in */
+	"sethostname", "setdomainname",
+	/* useless without fanotify_init, which is never allowed */
+	"fanotify_mark",
+	/* memory hidden even from the kernel's own view of the process */
+	"memfd_secret",
+	/* obsolete, but still implemented */
+	"ustat", "sysfs",
+};
+
 /* How one syscall is answered. */
 enum rule_kind {
 	RULE_ALLOW,       /* allowed, no argument checks */
 	RULE_DENY,        /* EPERM, or kill the process in kill mode */
+	RULE_REFUSE,      /* as RULE_DENY, from the refused list: seccomp.allow may lift it */
 	RULE_ENOSYS,      /* ENOSYS in both modes, so libc falls back */
 	RULE_CLONE,       /* allowed without namespace flags */
 	RULE_UNSHARE,     /* allowed without namespace flags */
@@ -368,7 +395,7 @@ static void rule_set(struct rule_set *set, int nr, enum rule_kind kind)
 static int rule_set_init(struct rule_set *set, const struct pol_policy *pol)
 {
 	size_t fixed = ELEMENTSOF(base_allow) + ELEMENTSOF(never_allow) + ELEMENTSOF(special_rules) +
-		       ELEMENTSOF(mode_rules);
+		       ELEMENTSOF(mode_rules) + ELEMENTSOF(refused);
 	size_t cap;
 
 	if (pol->n_seccomp_allow > SIZE_MAX - fixed ||
@@ -504,6 +531,7 @@ static int collect_policy_rules(const struct pol_policy *pol, struct rule_set *s
 					    "seccomp.deny to refuse it entirely", pr->name);
 		case RULE_ALLOW:
 		case RULE_DENY:
+		case RULE_REFUSE:
 		case RULE_ENOSYS:
 			break;
 		}
@@ -518,9 +546,13 @@ static int collect_policy_rules(const struct pol_policy *pol, struct rule_set *s
 						    "rule would change nothing", pr->name);
 			if (cur && cur->kind == RULE_DENY)
 				return policy_error("seccomp.rules: '%s' is in seccomp.deny", pr->name);
+			/*
+			 * On the refused list too: what no allow rule admits then gets the default
+			 * action (ENOSYS), as for any syscall the rules are all there is about.
+			 */
 			rule_set(set, nr, RULE_COND_ALLOW);
 		} else {
-			if (cur && cur->kind == RULE_DENY)
+			if (cur && (cur->kind == RULE_DENY || cur->kind == RULE_REFUSE))
 				return policy_error("seccomp.rules: '%s' is refused already; a deny rule "
 						    "would change nothing", pr->name);
 			rule_set(set, nr, base_allowed ? RULE_COND_DENY_ALLOW : RULE_COND_DENY);
@@ -532,9 +564,10 @@ static int collect_policy_rules(const struct pol_policy *pol, struct rule_set *s
 /*
  * Decides the verdict for every syscall the filter names. Order, each step overriding the
  * previous ones: base allowlist; argument-checked syscalls, clone3 and openat2; the mode
- * checks; the never-allowed list (io_uring allowed instead when its unsafe bit is set);
- * policy allow (only adds syscalls that have no verdict yet, and refuses never-allowed names,
- * clone3 and openat2); policy deny (always wins, except that clone3 and openat2 stay ENOSYS).
+ * checks; the refused list; the never-allowed list (io_uring allowed instead when its unsafe
+ * bit is set); policy allow (only adds syscalls that have no verdict yet or are on the refused
+ * list, and refuses never-allowed names, clone3 and openat2); policy deny (always wins, except
+ * that clone3 and openat2 stay ENOSYS); then the policy's conditional rules.
  * Returns 0 or -EINVAL for a name the policy may not use.
  */
 static int collect_rules(const struct pol_policy *pol, struct rule_set *set)
@@ -567,6 +600,15 @@ static int collect_rules(const struct pol_policy *pol, struct rule_set *set)
 		rule_set_arg(set, nr, m->fifo_only ? RULE_MKNOD : RULE_MODE, m->arg);
 	}
 
+	for (size_t i = 0; i < ELEMENTSOF(refused); i++) {
+		int nr = seccomp_syscall_resolve_name(refused[i]);
+
+		/* Nobody can call what cannot be named here: the default action stays. */
+		if (nr < 0)
+			continue;
+		rule_set(set, nr, RULE_REFUSE);
+	}
+
 	for (size_t i = 0; i < ELEMENTSOF(never_allow); i++) {
 		const struct never_entry *e = &never_allow[i];
 
@@ -594,10 +636,11 @@ static int collect_rules(const struct pol_policy *pol, struct rule_set *set)
 					    "out of the filter's reach)", pol->seccomp_allow[i]);
 		/*
 		 * A syscall that already has a verdict keeps it: allowing "ioctl" or "socket"
-		 * does not remove their argument checks. A name this architecture lacks cannot
-		 * be called, so there is nothing to add.
+		 * does not remove their argument checks. The refused list is what allow lifts. A
+		 * name this architecture lacks cannot be called, so there is nothing to add.
 		 */
-		if (nr < 0 || rule_find(set, nr))
+		struct rule_entry *cur = nr < 0 ? NULL : rule_find(set, nr);
+		if (nr < 0 || (cur && cur->kind != RULE_REFUSE))
 			continue;
 		rule_set(set, nr, RULE_ALLOW);
 	}
@@ -933,6 +976,7 @@ static int emit_rule(const struct emitter *em, const struct rule_entry *e)
 	case RULE_ALLOW:
 		return add_rule(em, SCMP_ACT_ALLOW, e->nr, 0, NULL);
 	case RULE_DENY:
+	case RULE_REFUSE:
 		return add_rule(em, em->deny, e->nr, 0, NULL);
 	case RULE_ENOSYS:
 		return add_rule(em, SCMP_ACT_ERRNO(ENOSYS), e->nr, 0, NULL);
@@ -1121,6 +1165,118 @@ int sbx_seccomp_export_pfc(const struct pol_policy *pol, int fd)
 	if (r < 0)
 		return r;
 	return scmp_rc(seccomp_export_pfc(ctx, fd));
+}
+
+/* What sbx_seccomp_describe says of each kind of verdict, in the order it lists them. */
+enum describe_group {
+	DG_ALLOW,       /* allowed outright */
+	DG_CHECKED,     /* allowed after argument checks (built in, or the policy's rules) */
+	DG_REFUSED,     /* the refused list: known and refused, seccomp.allow may lift it */
+	DG_NEVER,       /* never allowed */
+	DG_DENIED,      /* refused by the policy's seccomp.deny */
+	DG_ENOSYS,      /* ENOSYS whatever the policy says */
+	DG_N,
+};
+
+static enum describe_group describe_group_of(const struct rule_entry *e)
+{
+	switch (e->kind) {
+	case RULE_ALLOW:
+		return DG_ALLOW;
+	case RULE_REFUSE:
+		return DG_REFUSED;
+	case RULE_DENY:
+		return never_find(e->nr) ? DG_NEVER : DG_DENIED;
+	case RULE_ENOSYS:
+		return DG_ENOSYS;
+	case RULE_CLONE:
+	case RULE_UNSHARE:
+	case RULE_IOCTL:
+	case RULE_SOCKET:
+	case RULE_SOCKETPAIR:
+	case RULE_PERSONALITY:
+	case RULE_MODE:
+	case RULE_MKNOD:
+	case RULE_COND_ALLOW:
+	case RULE_COND_DENY_ALLOW:
+	case RULE_COND_DENY:
+		break;
+	}
+	return DG_CHECKED;
+}
+
+/* Writes the names of every syscall in group g as comment lines of at most 96 columns. */
+static int describe_names(FILE *f, const struct rule_set *set, enum describe_group g)
+{
+	size_t col = 0;
+	for (size_t i = 0; i < set->n_rules; i++) {
+		const struct rule_entry *e = &set->rules[i];
+		if (e->nr < 0 || describe_group_of(e) != g)
+			continue;
+		_cleanup_free_ char *name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE,
+									      e->nr);
+		if (!name)
+			continue;
+		size_t len = strlen(name);
+		if (col && col + 1 + len > 96) {
+			if (fputc('\n', f) == EOF)
+				return -EIO;
+			col = 0;
+		}
+		if (fprintf(f, "%s%s", col ? " " : "#     ", name) < 0)
+			return -EIO;
+		col += col ? 1 + len : 6 + len;
+	}
+	if (col && fputc('\n', f) == EOF)
+		return -EIO;
+	return 0;
+}
+
+int sbx_seccomp_describe(const struct pol_policy *pol, FILE *f)
+{
+	_cleanup_(rule_set_done) struct rule_set set = { 0 };
+	int r;
+
+	if (!pol || !f)
+		return -EINVAL;
+	last_error[0] = '\0';
+	bool kill = pol->seccomp_default == POL_SECCOMP_KILL;
+	r = rule_set_init(&set, pol);
+	if (r < 0)
+		return r;
+	r = collect_rules(pol, &set);
+	if (r < 0)
+		return r;
+	const char *refusal = kill ? "killed" : "EPERM";
+	static const char *const titles[DG_N] = {
+		[DG_ALLOW] = "allowed",
+		[DG_CHECKED] = "allowed or refused by their arguments (the rules below)",
+		[DG_REFUSED] = "known and deliberately left out (seccomp.allow may lift them)",
+		[DG_NEVER] = "never allowed, whatever the policy says",
+		[DG_DENIED] = "the policy's seccomp.deny",
+		[DG_ENOSYS] = "ENOSYS always: arguments out of the filter's reach (libc falls back)",
+	};
+	if (fprintf(f, "# The seccomp filter for the native architecture, default_action %s.\n",
+		    kill ? "kill" : "errno") < 0)
+		return -EIO;
+	for (int g = 0; g < DG_N; g++) {
+		bool any = false;
+		for (size_t i = 0; i < set.n_rules && !any; i++)
+			any = set.rules[i].nr >= 0 && (int)describe_group_of(&set.rules[i]) == g;
+		if (!any)
+			continue;
+		bool refusal_group = g == DG_REFUSED || g == DG_NEVER || g == DG_DENIED;
+		if (fprintf(f, "#   %s%s%s%s:\n", refusal_group ? "refused, " : "",
+			    refusal_group ? refusal : "", refusal_group ? ": " : "", titles[g]) < 0)
+			return -EIO;
+		r = describe_names(f, &set, (enum describe_group)g);
+		if (r < 0)
+			return r;
+	}
+	if (fprintf(f, "#   every other syscall, unknown to this filter: %s\n#\n",
+		    kill ? "killed" : "ENOSYS (libc falls back as on an older kernel)") < 0)
+		return -EIO;
+	return 0;
 }
 
 int sbx_seccomp_install(const struct sbx_seccomp_prog *prog)

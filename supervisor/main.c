@@ -95,7 +95,8 @@ static const char usage_policy[] =
 	"                  seccomp filter, and print the effective policy: YAML, or JSON with\n"
 	"                  --json\n"
 	"  seccomp [FILE]  print the seccomp filter compiled for FILE (default: the embedded\n"
-	"                  policy) in libseccomp's PFC form\n"
+	"                  policy): which syscalls are allowed, refused with EPERM, or answered\n"
+	"                  ENOSYS as unknown, then the filter in libseccomp's PFC form\n"
 	"\n"
 	"Exit status: 0 valid, 2 invalid policy or bad usage, 1 other failure.\n";
 
@@ -280,8 +281,12 @@ int sup_cmd_policy(int argc, char **argv)
 		int r = sup_load_policy(path, &pol, &text, &len, &diag);
 		if (r < 0)
 			return policy_print_error(path, r, &diag);
-		(void)fflush(stdout);
-		r = sbx_seccomp_export_pfc(pol, STDOUT_FILENO);
+		/* Which answer each syscall gets, in words, then the filter itself. */
+		r = sbx_seccomp_describe(pol, stdout);
+		if (r >= 0 && fflush(stdout) == EOF)
+			r = -EIO;
+		if (r >= 0)
+			r = sbx_seccomp_export_pfc(pol, STDOUT_FILENO);
 		if (r == -EINVAL && *sbx_seccomp_last_error()) {
 			log_error("%s: %s", path ? path : "default", sbx_seccomp_last_error());
 			return EXIT_BAD_INPUT;

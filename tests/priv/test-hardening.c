@@ -7,7 +7,9 @@
  *    /proc/<pid>/status longer than any fixed line buffer (unprivileged mode keeps them);
  *  - --record paths that warden must refuse before anything starts: a file, and a folder
  *    reached through a symlink in the middle of the path;
- *  - a parent that ignores SIGCHLD, which warden (and its worker) inherit.
+ *  - a parent that ignores SIGCHLD, which warden (and its worker) inherit;
+ *  - the default policy: /etc/services and /etc/protocols in the sandbox, and a syscall it
+ *    deliberately refuses (sethostname) answering EPERM, where an unknown one answers ENOSYS.
  *
  * Runs as root (privileged mode; the unprivileged case through setpriv as uid 65534).
  */
@@ -21,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -166,6 +169,38 @@ static void test_sigchld_ignored(void **state)
 	assert_int_equal((int)th_json_num(f->record, "worker.exit_status"), 0);
 }
 
+/* ---- the default policy --------------------------------------------------------------------- */
+
+/* Services and protocols by name (getservbyname, getaddrinfo with a service) need these. */
+static void test_etc_services_protocols(void **state)
+{
+	struct th_fx *f = *state;
+	static const char *const files[] = { "/etc/services", "/etc/protocols" };
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		struct stat st;
+		if (stat(files[i], &st) < 0)
+			continue; /* the host has none to bind */
+		th_fx_run(f, NULL, TH_CMD(TH_PROBE, "open", files[i]));
+		th_fx_expect(f, 0, NULL);
+	}
+}
+
+/*
+ * A syscall the default policy knows and refuses answers EPERM, so a program says it was not
+ * permitted (Debian's `hostname x` used to exit 0 on ENOSYS); one the filter does not know
+ * answers ENOSYS, so that libc falls back.
+ */
+static void test_refused_syscall_eperm(void **state)
+{
+	struct th_fx *f = *state;
+	char nr[16];
+	(void)snprintf(nr, sizeof(nr), "%d", (int)SYS_sethostname);
+	th_fx_run(f, NULL, TH_CMD(TH_PROBE, "rawsyscall", nr, "0", "0"));
+	th_fx_expect(f, 1, "ERR EPERM 1\n");
+	th_fx_run(f, NULL, TH_CMD(TH_PROBE, "rawsyscall", "1023"));
+	th_fx_expect(f, 1, "ERR ENOSYS 38\n");
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup_root, th_fx_teardown)
 
 int main(void)
@@ -189,6 +224,8 @@ int main(void)
 		T(test_record_symlink_in_path),
 		T(test_record_created),
 		T(test_sigchld_ignored),
+		T(test_etc_services_protocols),
+		T(test_refused_syscall_eperm),
 	};
 	/* Without uid 65534's user namespaces, everything but the first test. */
 	size_t skip = nobody ? 0 : 1;
