@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "textdiff.h"
+#include "utf8.h"
 
 struct line {
 	const char *p;
@@ -373,33 +374,14 @@ static bool hidden_char(uint32_t c)
  */
 static size_t printable_utf8(const unsigned char *p, size_t left)
 {
-	size_t n;
-	uint32_t c, min;
-	if (p[0] >= 0xc2 && p[0] <= 0xdf) {
-		n = 2;
-		c = p[0] & 0x1f;
-		min = 0x80;
-	} else if (p[0] >= 0xe0 && p[0] <= 0xef) {
-		n = 3;
-		c = p[0] & 0x0f;
-		min = 0x800;
-	} else if (p[0] >= 0xf0 && p[0] <= 0xf4) {
-		n = 4;
-		c = p[0] & 0x07;
-		min = 0x10000;
-	} else {
-		return 0;
-	}
-	if (n > left)
-		return 0;
-	for (size_t i = 1; i < n; i++) {
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
+	size_t n = utf8_seq_len(p, left);
+	if (n < 2)
+		return 0; /* none, or a single byte, which the caller judges itself */
+	/* Well-formed, so the lead byte's payload bits are known by the length. */
+	uint32_t c = p[0] & (n == 2 ? 0x1f : n == 3 ? 0x0f : 0x07);
+	for (size_t i = 1; i < n; i++)
 		c = c << 6 | (p[i] & 0x3f);
-	}
-	if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff) || hidden_char(c))
-		return 0;
-	return n;
+	return hidden_char(c) ? 0 : n;
 }
 
 int sup_textdiff_escape(const char *in, size_t len, char **out, size_t *out_len)
