@@ -332,15 +332,20 @@ static int place_v2(struct sbx_cg_place *pl)
 	}
 	if (!pl->delegated && !top_ok && have_sd && writable(dir)) {
 		/* Only systemd knows: its user manager in version 252 (Debian 12) sets no xattr. */
+		static char why_not[640];
+		const char *what = "";
 		bool d = false;
-		if (sbx_sd_delegated(&sd, getpid(), &d) == 0) {
+		r = sbx_sd_delegated(&sd, getpid(), &d, &what);
+		if (r == 0) {
 			pl->delegated = d;
 			pl->mark = d ? "no delegate xattr, but the user's systemd says its unit has "
 				       "Delegate=yes"
 				     : "the user's systemd says its unit is not delegated";
 		} else {
-			pl->mark = "no delegate xattr, and the user's systemd did not say whether "
-				   "its unit is delegated";
+			(void)snprintf(why_not, sizeof(why_not), "no delegate xattr, and the user's "
+				       "systemd did not say whether its unit is delegated (%s: %s)",
+				       what, strerror(-r));
+			pl->mark = why_not;
 		}
 	}
 	if (pl->delegated && !pl->shared) {

@@ -64,7 +64,8 @@ struct sbx_cg_place {
 				 * SBX_CG_V2_SCOPE until the scope exists) */
 	bool delegated;         /* v2: own is delegated to warden (mark says how that is known) */
 	bool shared;            /* v2: own holds processes other than warden */
-	const char *mark;       /* v2, static text: how delegation was (or was not) found */
+	const char *mark;       /* v2: how delegation was (or was not) found; static storage,
+				 * valid until the next sbx_cgroup_place */
 	const char *why;        /* static text: why this placement */
 	char systemd[108];      /* v2: the user's systemd's socket, "" when none was found */
 };

@@ -280,16 +280,22 @@ static int conn_open(const struct sbx_sd_addr *a, const char *match, struct conn
 	if (cred.uid != geteuid())
 		return fail(-EPERM, "check the user's systemd: its socket is served by another user");
 
-	/* The credentials byte, then AUTH EXTERNAL with our uid; the server checks it itself. */
+	/*
+	 * The credentials byte, AUTH EXTERNAL with our uid (the server checks it against the
+	 * socket's credentials) and BEGIN at once, before the answer, as libsystemd's own
+	 * clients do: then the first message cannot reach the server in the same read as
+	 * BEGIN. systemd 252 leaves a message read that way unanswered until something else
+	 * wakes its connection (seen in the VM as a 30 s timeout). A refusal still ends here.
+	 */
 	char line[64];
 	line[0] = '\0';
-	r = sdbus_auth_line(geteuid(), line + 1, sizeof(line) - 1, &len);
-	if (r >= 0)
-		r = send_all(c, line, len + 1);
+	r = sdbus_auth_line(geteuid(), line + 1, sizeof(line) - 8, &len);
+	if (r >= 0) {
+		memcpy(line + 1 + len, "BEGIN\r\n", 7);
+		r = send_all(c, line, len + 8);
+	}
 	if (r >= 0)
 		r = recv_auth_line(c);
-	if (r >= 0)
-		r = send_all(c, "BEGIN\r\n", 7);
 	if (r < 0)
 		return fail(r, "authenticate to the user's systemd (AUTH EXTERNAL)");
 	if (!a->bus)
@@ -329,13 +335,14 @@ static bool ends_with(const char *s, const char *suffix)
 	return n >= k && strcmp(s + n - k, suffix) == 0;
 }
 
-int sbx_sd_delegated(const struct sbx_sd_addr *a, pid_t pid, bool *out)
+int sbx_sd_delegated(const struct sbx_sd_addr *a, pid_t pid, bool *out, const char **out_what)
 {
 	_cleanup_(conn_done) struct conn c = { .fd = -1 };
 	uint8_t msg[1024];
 	size_t len;
 	struct sdbus_msg m;
 	char path[SDBUS_STR_MAX + 1], id[256];
+	*out_what = failed_step;
 	int r = conn_open(a, NULL, &c);
 	if (r < 0)
 		return r;
@@ -343,16 +350,16 @@ int sbx_sd_delegated(const struct sbx_sd_addr *a, pid_t pid, bool *out)
 	r = sdbus_build_get_unit_by_pid(msg, sizeof(msg), serial, (uint32_t)pid, &len);
 	if (r >= 0)
 		r = call(&c, msg, len, serial, NULL, "ask systemd for warden's unit", &m);
-	if (r >= 0)
-		r = read_str_reply(&m, false, path, sizeof(path));
+	if (r >= 0 && read_str_reply(&m, false, path, sizeof(path)) < 0)
+		r = fail(-EBADMSG, "read systemd's answer to GetUnitByPID");
 	serial = next_serial(&c);
 	if (r >= 0)
 		r = sdbus_build_get_property(msg, sizeof(msg), serial, path,
 					     "org.freedesktop.systemd1.Unit", "Id", &len);
 	if (r >= 0)
 		r = call(&c, msg, len, serial, NULL, "ask systemd for the name of warden's unit", &m);
-	if (r >= 0)
-		r = read_str_reply(&m, true, id, sizeof(id));
+	if (r >= 0 && read_str_reply(&m, true, id, sizeof(id)) < 0)
+		r = fail(-EBADMSG, "read the name of warden's unit");
 	if (r < 0)
 		return r;
 	const char *iface = ends_with(id, ".scope")     ? "org.freedesktop.systemd1.Scope"

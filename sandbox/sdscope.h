@@ -39,10 +39,10 @@ int sbx_sd_find(struct sbx_sd_addr *out);
 /*
  * Asks systemd at a whether the unit whose cgroup holds pid has Delegate=yes: GetUnitByPID,
  * then the unit's Id and, for a scope or service, its Delegate property (other unit types
- * cannot be delegated: false). Returns 0 and sets *out, or -errno as sbx_sd_start_scope;
- * *out untouched on failure.
+ * cannot be delegated: false). Returns 0 and sets *out, or -errno as sbx_sd_start_scope,
+ * with *out_what as there; *out untouched on failure.
  */
-int sbx_sd_delegated(const struct sbx_sd_addr *a, pid_t pid, bool *out);
+int sbx_sd_delegated(const struct sbx_sd_addr *a, pid_t pid, bool *out, const char **out_what);
 
 /*
  * Asks systemd at a to start the transient scope unit (a name ending in ".scope") holding
