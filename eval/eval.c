@@ -39,7 +39,8 @@ DEFINE_CLEANUP(cJSON *, cJSON_Delete)
 static const char *const status_names[] = {
 	[EV_SETUP_FAILED] = "SETUP_FAILED", [EV_ERROR] = "ERROR",
 	[EV_TIMEOUT] = "TIMEOUT",           [EV_NOT_GRADED] = "NOT_GRADED",
-	[EV_SUCCESS] = "SUCCESS",           [EV_FAILURE] = "FAILURE",
+	[EV_INTERRUPTED] = "INTERRUPTED",   [EV_SUCCESS] = "SUCCESS",
+	[EV_FAILURE] = "FAILURE",
 };
 
 const char *ev_status_name(enum ev_status s)
@@ -88,6 +89,46 @@ void ev_run_done(struct ev_run *ev)
 		free(k->buf);
 		k->buf = NULL;
 	}
+}
+
+/* ---- interruption ---- */
+
+/* The signals that stop an evaluation (docs/eval.md "Interruption"). */
+static void stop_set(sigset_t *set)
+{
+	sigemptyset(set);
+	sigaddset(set, SIGINT);
+	sigaddset(set, SIGTERM);
+	sigaddset(set, SIGHUP);
+}
+
+int ev_stop_block(void)
+{
+	sigset_t set;
+	stop_set(&set);
+	return sigprocmask(SIG_BLOCK, &set, NULL) < 0 ? -errno : 0;
+}
+
+bool ev_stop_check(struct ev_run *ev)
+{
+	sigset_t set;
+	stop_set(&set);
+	const struct timespec now = { 0, 0 };
+	int sig = sigtimedwait(&set, NULL, &now);
+	if (sig > 0 && !ev->interrupted)
+		ev->interrupted = sig;
+	return ev->interrupted != 0;
+}
+
+/*
+ * A sandbox step that warden itself ended on a signal: sup_run reports a signal without any
+ * report of the command's end (a command that died of a signal has one).
+ */
+static void note_stopped_step(struct ev_run *ev, const struct sup_run_result *res)
+{
+	if (res->reason == SUP_REASON_SIGNALED && !res->have_exited && res->signal > 0 &&
+	    !ev->interrupted)
+		ev->interrupted = res->signal;
 }
 
 /* ---- placeholders ---- */
@@ -342,6 +383,7 @@ static int run_step(struct ev_run *ev, enum step_kind kind, char *const *raw, si
 		o.workspace_overlay = true;
 	(void)sup_run(&o, &step->res);
 	step->ran = true;
+	note_stopped_step(ev, &step->res);
 	if (step->res.reason == SUP_REASON_SETUP_FAILED)
 		ev->host_failed = true;
 	if (step->res.cg_version == 0 && (t->policy->unsafe & POL_UNSAFE_NO_CGROUP))
@@ -446,6 +488,8 @@ static void ev_setup(struct ev_run *ev, int log_fd)
 		(void)snprintf(what, sizeof(what), "setup[%zu]", i);
 		run_logged(ev, STEP_SETUP, what, &ev->task->setup[i], log_fd, &ev->setup[i]);
 		ev->n_setup_ran = i + 1;
+		if (ev_stop_check(ev))
+			break;
 		if (!step_ok(&ev->setup[i]) && ev->task->setup[i].fail_on_error) {
 			ev->setup_failed = true;
 			break;
@@ -621,6 +665,13 @@ void ev_grade(struct ev_run *ev, int log_fd)
 	for (size_t i = 0; i < t->n_criteria; i++) {
 		const struct pol_task_criterion *c = &t->criteria[i];
 		struct ev_criterion *ec = &ev->crit[i];
+		/* A grade cut short is no grade: the run is recorded as not graded. */
+		if (ev_stop_check(ev)) {
+			log_printf(log_fd, "== interrupted by signal %d: the grade is abandoned\n",
+				   ev->interrupted);
+			ev->grade_ms = sup_mono_ms() - t0;
+			return;
+		}
 		if (c->check == POL_TASK_COMMAND) {
 			judge_command(ev, i, log_fd);
 		} else if (ws < 0) {
@@ -632,6 +683,12 @@ void ev_grade(struct ev_run *ev, int log_fd)
 		}
 		if (ec->result.error)
 			ev->grade_error = true;
+	}
+	if (ev_stop_check(ev)) {
+		log_printf(log_fd, "== interrupted by signal %d: the grade is abandoned\n",
+			   ev->interrupted);
+		ev->grade_ms = sup_mono_ms() - t0;
+		return;
 	}
 	/* Σ score·weight / Σ weight over the criteria that count. */
 	uint64_t num = 0, den = 0;
@@ -646,6 +703,19 @@ void ev_grade(struct ev_run *ev, int log_fd)
 	ev->grade_ms = sup_mono_ms() - t0;
 }
 
+/*
+ * The agent's command was never run: it exited with 127 (not found) or 126 (found but not
+ * executable), as the worker reports an exec that failed and as shells report the same
+ * failure of a command they were asked to run. That is the task's or the host's error, not
+ * the agent's failure.
+ */
+static bool agent_not_started(const struct ev_run *ev)
+{
+	const struct sup_run_result *a = &ev->agent.res;
+	return ev->agent.ran && a->reason == SUP_REASON_EXITED &&
+	       (a->status == SUP_EXIT_NOT_FOUND || a->status == SUP_EXIT_NOT_EXEC);
+}
+
 void ev_verdict(struct ev_run *ev)
 {
 	const struct pol_task *t = ev->task;
@@ -654,8 +724,11 @@ void ev_verdict(struct ev_run *ev)
 		if (t->criteria[i].weight_milli > 0 && !ev->crit[i].result.passed)
 			all_pass = false;
 	const struct sup_run_result *a = &ev->agent.res;
-	bool agent_error = ev->agent.ran && strcmp(step_status(a), "error") == 0;
-	if (ev->setup_failed)
+	bool agent_error = ev->agent.ran && (strcmp(step_status(a), "error") == 0 ||
+					     agent_not_started(ev));
+	if (ev->interrupted)
+		ev->status = EV_INTERRUPTED;
+	else if (ev->setup_failed)
 		ev->status = EV_SETUP_FAILED;
 	else if (!ev->agent.ran || agent_error || !ev->reap_ok || ev->grade_error || ev->unsettled)
 		ev->status = EV_ERROR;
@@ -677,7 +750,12 @@ void ev_teardown(struct ev_run *ev, int log_fd)
 		ev->n_teardown_ran = i + 1;
 		if (!step_ok(&ev->teardown[i]))
 			ev->teardown_failed = true;
+		if (ev_stop_check(ev))
+			break;
 	}
+	/* Interrupted here, after the verdict: the run is recorded as interrupted all the same. */
+	if (ev->interrupted)
+		ev->status = EV_INTERRUPTED;
 	if (ev->teardown_failed)
 		ev->stamps |= EV_STAMP_TEARDOWN_FAILED;
 	ev->teardown_ms = sup_mono_ms() - t0;
@@ -685,6 +763,8 @@ void ev_teardown(struct ev_run *ev, int log_fd)
 
 int ev_exit_code(const struct ev_run *ev)
 {
+	if (ev->status == EV_INTERRUPTED && ev->interrupted > 0)
+		return EV_EXIT_SIGNAL_BASE + ev->interrupted;
 	if (ev->host_failed)
 		return EV_EXIT_HOST;
 	switch (ev->status) {
@@ -696,6 +776,7 @@ int ev_exit_code(const struct ev_run *ev)
 		return EV_EXIT_FAILURE;
 	case EV_SETUP_FAILED:
 	case EV_ERROR:
+	case EV_INTERRUPTED:
 		return EV_EXIT_ERROR;
 	}
 	return EV_EXIT_ERROR;
@@ -739,7 +820,10 @@ static cJSON *step_json(const struct sup_run_result *r, const char *status)
 		  add_num(o, "duration_ms", (double)r->duration_ms) &&
 		  add_num_or_null(o, "peak_memory_bytes", r->have_cg && r->cg.have_memory_peak,
 				  (double)r->cg.memory_peak_bytes) &&
-		  add_num_or_null(o, "cpu_usec", r->have_cg && r->cg.have_cpu, (double)r->cg.cpu_usec);
+		  add_num_or_null(o, "cpu_usec", r->have_cg && r->cg.have_cpu, (double)r->cg.cpu_usec) &&
+		  /* The limit events, as `warden run --record` has them under resources. */
+		  add_num_or_null(o, "oom_kills", r->have_cg, (double)r->cg.oom_kills) &&
+		  add_num_or_null(o, "pids_limit_hits", r->have_cg, (double)r->cg.pids_max_events);
 	if (!ok) {
 		cJSON_Delete(o);
 		return NULL;
@@ -1071,9 +1155,11 @@ static void eval_one(const char *path, const char *out_dir, bool no_grade, struc
 		return;
 	}
 
-	ev_setup(&ev, setup_log);
+	/* A stop request is looked at before each phase and after each sandbox step. */
+	if (!ev_stop_check(&ev))
+		ev_setup(&ev, setup_log);
 	(void)ev_log_commit(ev.dirfd, &setup_log, setup_tmp, "setup.log");
-	if (!ev.setup_failed) {
+	if (!ev.setup_failed && !ev_stop_check(&ev)) {
 		r = ev_agent(&ev);
 		if (r < 0)
 			(void)snprintf(out->error, sizeof(out->error), "%.300s: agent output: %s",
@@ -1085,12 +1171,22 @@ static void eval_one(const char *path, const char *out_dir, bool no_grade, struc
 	if (ev.unsettled)
 		(void)snprintf(out->error, sizeof(out->error), "%.300s: %s", ev.run_dir,
 			       ev.unsettled_why);
-	if (!ev.setup_failed && ev.reap_ok && !ev.unsettled && !no_grade)
+	if (!ev.setup_failed && ev.reap_ok && !ev.unsettled && !no_grade && !ev_stop_check(&ev))
 		ev_grade(&ev, grade_log);
 	ev_verdict(&ev);
-	if (!ev.unsettled)
+	if (!ev.unsettled && !ev_stop_check(&ev))
 		ev_teardown(&ev, grade_log);
 	(void)ev_log_commit(ev.dirfd, &grade_log, grade_tmp, "grade.log");
+	if (ev.interrupted)
+		(void)snprintf(out->error, sizeof(out->error), "%.300s: interrupted by signal %d (%s); "
+			       "its sandbox was stopped", ev.run_dir, ev.interrupted,
+			       strsignal(ev.interrupted));
+	else if (agent_not_started(&ev))
+		(void)snprintf(out->error, sizeof(out->error), "%.300s: the agent's command %s (exit "
+			       "%d)%s%.640s", ev.run_dir,
+			       ev.agent.res.status == SUP_EXIT_NOT_FOUND ? "was not found"
+			       : "could not be executed", ev.agent.res.status,
+			       ev.agent.res.error[0] ? ": " : "", ev.agent.res.error);
 
 	r = ev_record_write(&ev, NULL);
 	if (r < 0) {
@@ -1120,16 +1216,14 @@ static const char usage_eval[] =
 	"  --no-grade   run setup and the agent only; the status is NOT_GRADED\n"
 	"  --json       print the summary as JSON instead of a table\n"
 	"\n"
+	"On a terminal, a table at the end; otherwise one line per task as it ends\n"
+	"([3/20] TASK STATUS SCORE TIME RUN_DIR). Then a line of totals. SIGINT, SIGTERM or\n"
+	"SIGHUP stops the runs in flight (recorded INTERRUPTED) and starts no more.\n"
+	"\n"
 	"Exit status: 0 every run SUCCESS (or NOT_GRADED); 1 some FAILURE or TIMEOUT; 2 some\n"
 	"ERROR or SETUP_FAILED, an invalid task, or bad usage; 4 the host cannot provide the\n"
-	"isolation the policy asks for (see warden doctor). The highest applies.\n";
-
-static volatile sig_atomic_t eval_signal;
-
-static void on_signal(int sig)
-{
-	eval_signal = sig;
-}
+	"isolation the policy asks for (see warden doctor). The highest applies; 128+N when\n"
+	"signal N interrupted the evaluation.\n";
 
 void ev_summary_add(cJSON *arr, const char *task_id, const char *run_dir, const char *status,
 		    bool graded, uint32_t score_milli, const char *error)
@@ -1163,28 +1257,114 @@ void ev_summary_print(cJSON *arr)
 		printf("%s\n", text);
 }
 
-static void print_summary(const struct ev_outcome *o, size_t n, bool json)
+/* A task's status name: a task that made no run folder is ERROR, or INTERRUPTED. */
+static const char *outcome_status(const struct ev_outcome *o)
 {
-	if (json) {
-		_cleanup_(cJSON_Deletep) cJSON *arr = cJSON_CreateArray();
-		for (size_t i = 0; arr && i < n; i++)
-			ev_summary_add(arr, o[i].task_id, o[i].status >= 0 ? o[i].run_dir : NULL,
-				       o[i].status >= 0 ? ev_status_name(o[i].status) : "ERROR",
-				       o[i].graded, o[i].score_milli, o[i].error);
-		ev_summary_print(arr);
-		return;
-	}
+	return o->status >= 0 ? ev_status_name((enum ev_status)o->status) : "ERROR";
+}
+
+/* What names a task in a line: its id, or the file it came from when it never loaded. */
+static const char *outcome_name(const struct ev_outcome *o, const char *path)
+{
+	return o->task_id[0] ? o->task_id : path;
+}
+
+static void outcome_score(const struct ev_outcome *o, char *buf, size_t len)
+{
+	if (o->graded)
+		(void)snprintf(buf, len, "%.3f", o->score_milli / 1000.0);
+	else
+		(void)snprintf(buf, len, "-");
+}
+
+/*
+ * One line for one task as it ends, for logs (stdout is not a terminal):
+ * "[3/20] TASK STATUS SCORE TIME RUN_DIR", with the error instead of the run folder when
+ * there is none.
+ */
+static void print_line(const struct ev_outcome *o, const char *path, size_t nth, size_t n)
+{
+	char score[16];
+	outcome_score(o, score, sizeof(score));
+	printf("[%zu/%zu] %s %s %s %.1fs %s\n", nth, n, outcome_name(o, path), outcome_status(o),
+	       score, (double)o->ms / 1000.0, o->status >= 0 && o->run_dir[0] ? o->run_dir
+								: o->error);
+	(void)fflush(stdout);
+}
+
+static void print_table(const struct ev_outcome *o, char **paths, size_t n)
+{
 	printf("%-24s %-12s %6s %9s  %s\n", "TASK", "STATUS", "SCORE", "TIME", "RUN");
 	for (size_t i = 0; i < n; i++) {
-		char score[16] = "-";
-		if (o[i].graded)
-			(void)snprintf(score, sizeof(score), "%.3f", o[i].score_milli / 1000.0);
-		char secs[16];
+		char score[16], secs[16];
+		outcome_score(&o[i], score, sizeof(score));
 		(void)snprintf(secs, sizeof(secs), "%.1fs", (double)o[i].ms / 1000.0);
-		printf("%-24s %-12s %6s %9s  %s\n", o[i].task_id[0] ? o[i].task_id : "?",
-		       o[i].status >= 0 ? ev_status_name(o[i].status) : "ERROR", score, secs,
-		       o[i].status >= 0 ? o[i].run_dir : o[i].error);
+		printf("%-24s %-12s %6s %9s  %s\n", outcome_name(&o[i], paths[i]),
+		       outcome_status(&o[i]), score, secs,
+		       o[i].status >= 0 && o[i].run_dir[0] ? o[i].run_dir : o[i].error);
 	}
+}
+
+/*
+ * The totals: "total N: SUCCESS a, FAILURE b, ...; mean score S over G graded; wall time
+ * Ts", statuses in a fixed order and only those that occurred.
+ */
+static void print_totals(const struct ev_outcome *o, size_t n, uint64_t wall_ms)
+{
+	static const enum ev_status order[] = { EV_SUCCESS, EV_FAILURE, EV_TIMEOUT, EV_ERROR,
+						EV_SETUP_FAILED, EV_NOT_GRADED, EV_INTERRUPTED };
+	size_t count[ELEMENTSOF(order)] = { 0 };
+	size_t graded = 0;
+	uint64_t score_sum = 0;
+	for (size_t i = 0; i < n; i++) {
+		enum ev_status st = o[i].status >= 0 ? (enum ev_status)o[i].status : EV_ERROR;
+		for (size_t k = 0; k < ELEMENTSOF(order); k++)
+			if (order[k] == st)
+				count[k]++;
+		if (o[i].graded) {
+			graded++;
+			score_sum += o[i].score_milli;
+		}
+	}
+	printf("total %zu:", n);
+	const char *sep = " ";
+	for (size_t k = 0; k < ELEMENTSOF(order); k++) {
+		if (!count[k])
+			continue;
+		printf("%s%s %zu", sep, ev_status_name(order[k]), count[k]);
+		sep = ", ";
+	}
+	if (graded)
+		printf("; mean score %.3f over %zu graded", (double)score_sum / 1000.0 / (double)graded,
+		       graded);
+	else
+		printf("; nothing graded");
+	printf("; wall time %.1fs\n", (double)wall_ms / 1000.0);
+	(void)fflush(stdout);
+}
+
+/* A child: one task, its outcome written to fd. Never returns. */
+static __attribute__((noreturn)) void eval_child(const char *path, const char *out_dir,
+						 bool no_grade, int fd)
+{
+	/*
+	 * The stop signals stay blocked (ev_stop_block, inherited): one that comes is taken by
+	 * the sandbox step running (sup_run) or waits, pending, for the next ev_stop_check.
+	 */
+	struct ev_outcome *o = calloc(1, sizeof(*o));
+	if (!o)
+		_exit(EV_EXIT_ERROR);
+	eval_one(path, out_dir, no_grade, o);
+	int wr = io_write_all(fd, o, sizeof(*o));
+	_exit(wr < 0 ? EV_EXIT_ERROR : 0);
+}
+
+/* Sends sig to every child still running. */
+static void forward_signal(const pid_t *pids, size_t n, int sig)
+{
+	for (size_t i = 0; i < n; i++)
+		if (pids[i] > 0)
+			(void)kill(pids[i], sig);
 }
 
 int ev_cmd_eval(int argc, char **argv)
@@ -1243,22 +1423,35 @@ int ev_cmd_eval(int argc, char **argv)
 		fprintf(stderr, "warden eval: out of memory\n");
 		return EV_EXIT_ERROR;
 	}
-	/* A signal to warden stops new runs; the running ones get it too and end cleanly. */
-	struct sigaction sa = { .sa_handler = on_signal };
-	sigemptyset(&sa.sa_mask);
-	(void)sigaction(SIGINT, &sa, NULL);
-	(void)sigaction(SIGTERM, &sa, NULL);
-	(void)sigaction(SIGHUP, &sa, NULL);
-	bool tty = isatty(STDERR_FILENO) == 1;
+	/*
+	 * The stop signals and SIGCHLD are blocked and waited for (sigwaitinfo), so that none is
+	 * lost between a check and the wait: a stop request starts no more runs and is passed on
+	 * to the running ones, which stop their sandboxes and record themselves INTERRUPTED.
+	 */
+	sigset_t wait_set, old_mask;
+	(void)signal(SIGCHLD, SIG_DFL); /* an inherited SIG_IGN would reap the children for us */
+	sigemptyset(&wait_set);
+	sigaddset(&wait_set, SIGINT);
+	sigaddset(&wait_set, SIGTERM);
+	sigaddset(&wait_set, SIGHUP);
+	sigaddset(&wait_set, SIGCHLD);
+	if (sigprocmask(SIG_BLOCK, &wait_set, &old_mask) < 0) {
+		fprintf(stderr, "warden eval: block signals: %s\n", strerror(errno));
+		return EV_EXIT_ERROR;
+	}
+	bool progress = isatty(STDERR_FILENO) == 1;
+	bool lines = !json && isatty(STDOUT_FILENO) != 1;
+	uint64_t t0 = sup_mono_ms();
+	int stop = 0;
 	size_t next = 0, running = 0, done = 0;
 	(void)fflush(stdout);
 	(void)fflush(stderr);
 	while (done < n) {
-		while (!eval_signal && running < (size_t)jobs && next < n) {
+		while (!stop && running < (size_t)jobs && next < n) {
 			int p[2];
 			if (pipe2(p, O_CLOEXEC) < 0) {
 				fprintf(stderr, "warden eval: pipe: %s\n", strerror(errno));
-				eval_signal = SIGTERM;
+				stop = SIGTERM;
 				break;
 			}
 			pid_t pid = fork();
@@ -1266,20 +1459,18 @@ int ev_cmd_eval(int argc, char **argv)
 				fprintf(stderr, "warden eval: fork: %s\n", strerror(errno));
 				(void)close(p[0]);
 				(void)close(p[1]);
-				eval_signal = SIGTERM;
+				stop = SIGTERM;
 				break;
 			}
 			if (pid == 0) {
 				(void)close(p[0]);
-				(void)signal(SIGINT, SIG_DFL);
-				(void)signal(SIGTERM, SIG_DFL);
-				(void)signal(SIGHUP, SIG_DFL);
-				struct ev_outcome *o = calloc(1, sizeof(*o));
-				if (!o)
-					_exit(EV_EXIT_ERROR);
-				eval_one(tasks[next], out_dir, no_grade, o);
-				int wr = io_write_all(p[1], o, sizeof(*o));
-				_exit(wr < 0 ? EV_EXIT_ERROR : 0);
+				/* SIGCHLD back as it was; the stop signals stay blocked. */
+				sigset_t chld;
+				sigemptyset(&chld);
+				sigaddset(&chld, SIGCHLD);
+				if (!sigismember(&old_mask, SIGCHLD))
+					(void)sigprocmask(SIG_UNBLOCK, &chld, NULL);
+				eval_child(tasks[next], out_dir, no_grade, p[1]);
 			}
 			(void)close(p[1]);
 			pids[next] = pid;
@@ -1287,19 +1478,25 @@ int ev_cmd_eval(int argc, char **argv)
 			next++;
 			running++;
 		}
-		if (eval_signal && running == 0)
+		if (running == 0)
 			break;
-		if (tty)
+		if (progress)
 			fprintf(stderr, "\r\033[Kwarden eval: %zu/%zu done, %zu running", done, n,
 				running);
 		int status = 0;
-		pid_t pid = waitpid(-1, &status, 0);
-		if (pid < 0 && errno == EINTR) {
-			for (size_t i = 0; i < next; i++)
-				if (pids[i] > 0)
-					(void)kill(pids[i], eval_signal ? eval_signal : SIGTERM);
+		pid_t pid = waitpid(-1, &status, WNOHANG);
+		if (pid == 0) {
+			siginfo_t si;
+			int sig = sigwaitinfo(&wait_set, &si);
+			if (sig > 0 && sig != SIGCHLD) {
+				if (!stop)
+					stop = sig;
+				forward_signal(pids, next, sig);
+			}
 			continue;
 		}
+		if (pid < 0 && errno == EINTR)
+			continue;
 		if (pid < 0)
 			break;
 		for (size_t i = 0; i < next; i++) {
@@ -1323,25 +1520,45 @@ int ev_cmd_eval(int argc, char **argv)
 			running--;
 			done++;
 			if (res[i].error[0])
-				fprintf(stderr, "%swarden eval: %s\n", tty ? "\r\033[K" : "",
+				fprintf(stderr, "%swarden eval: %s\n", progress ? "\r\033[K" : "",
 					res[i].error);
+			if (lines)
+				print_line(&res[i], tasks[i], done, n);
 		}
 	}
-	if (tty)
+	if (progress)
 		fprintf(stderr, "\r\033[K");
 	int code = 0;
 	for (size_t i = 0; i < n; i++) {
 		if (i >= next) {
-			res[i].status = -1;
+			/* Never started: the evaluation was stopped first. */
+			memset(&res[i], 0, sizeof(res[i]));
+			res[i].status = (int)EV_INTERRUPTED;
 			res[i].code = EV_EXIT_ERROR;
 			(void)snprintf(res[i].error, sizeof(res[i].error), "%s: not run (interrupted)",
 				       tasks[i]);
+			if (lines)
+				print_line(&res[i], tasks[i], ++done, n);
 		}
 		if (res[i].code > code)
 			code = res[i].code;
 	}
-	print_summary(res, n, json);
-	if (eval_signal)
-		return 128 + eval_signal;
+	uint64_t wall_ms = sup_mono_ms() - t0;
+	if (json) {
+		_cleanup_(cJSON_Deletep) cJSON *arr = cJSON_CreateArray();
+		for (size_t i = 0; arr && i < n; i++)
+			ev_summary_add(arr, res[i].task_id,
+				       res[i].status >= 0 && res[i].run_dir[0] ? res[i].run_dir : NULL,
+				       outcome_status(&res[i]), res[i].graded, res[i].score_milli,
+				       res[i].error);
+		ev_summary_print(arr);
+	} else {
+		if (!lines)
+			print_table(res, tasks, n);
+		print_totals(res, n, wall_ms);
+	}
+	(void)sigprocmask(SIG_SETMASK, &old_mask, NULL);
+	if (stop)
+		return EV_EXIT_SIGNAL_BASE + stop;
 	return code;
 }

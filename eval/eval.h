@@ -31,17 +31,21 @@
 #define EV_EXIT_ERROR 2     /* ERROR, SETUP_FAILED, bad usage, a task that does not validate */
 #define EV_EXIT_REFUSED 3   /* the trust gate refused */
 #define EV_EXIT_HOST 4      /* the host cannot provide the isolation asked for */
+/* Interrupted by signal N (SIGINT, SIGTERM or SIGHUP): 128 + N, as a shell reports it. */
+#define EV_EXIT_SIGNAL_BASE 128
 
 /* The cap on each of the agent's streams when the policy's limits.output is 0. */
 #define EV_DEFAULT_OUTPUT_CAP (16u * 1024u * 1024u)
 /* How much of a command criterion's stdout is kept for its check (and of stderr for the log). */
 #define EV_CRITERION_OUTPUT_CAP (1024u * 1024u)
 
+/* EV_FAILURE stays last: the run folder reader's answer checks a status against it. */
 enum ev_status {
 	EV_SETUP_FAILED,
 	EV_ERROR,
 	EV_TIMEOUT,
 	EV_NOT_GRADED,
+	EV_INTERRUPTED,
 	EV_SUCCESS,
 	EV_FAILURE,
 };
@@ -117,10 +121,25 @@ struct ev_run {
 	uint32_t stamps;
 	enum ev_status status;
 	uint64_t grades;
+	/* The signal (SIGINT, SIGTERM, SIGHUP) that stopped the run, or 0 (ev_stop_check). */
+	int interrupted;
 };
 
 void ev_run_init(struct ev_run *ev);
 void ev_run_done(struct ev_run *ev);
+
+/*
+ * Interruption. ev_stop_block() blocks SIGINT, SIGTERM and SIGHUP in the calling process (and
+ * so in the children it forks), so that a stop request waits, pending, until a phase looks
+ * at it instead of killing warden half-way through a record; sup_run takes such a signal as
+ * its own and ends its sandbox (the result's reason is signaled, with no report of the
+ * command). Returns 0 or -errno.
+ *
+ * ev_stop_check() records in ev->interrupted a stop signal that is pending (taking it) or
+ * that ended the last sandbox step, and returns true once ev was interrupted.
+ */
+int ev_stop_block(void);
+bool ev_stop_check(struct ev_run *ev);
 
 /*
  * Refuses a task whose policy would show the agent its grading material: a bind at or below
@@ -134,7 +153,7 @@ void ev_grade(struct ev_run *ev, int log_fd);
 void ev_verdict(struct ev_run *ev);
 void ev_teardown(struct ev_run *ev, int log_fd);
 
-/* The exit code one run stands for. */
+/* The exit code one run stands for (128 + N for a run interrupted by signal N). */
 int ev_exit_code(const struct ev_run *ev);
 
 /*

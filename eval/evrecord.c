@@ -383,6 +383,9 @@ struct ev_obj {
 
 #define F_INT(k, lo, hi) { .key = k, .kind = EV_INT, .min = lo, .max = hi }
 #define F_INT_OR_NULL(k, lo, hi) { .key = k, .kind = EV_INT, .flags = EV_NULLABLE, .min = lo, .max = hi }
+/* Keys that records written before they existed lack (docs/eval.md says which). */
+#define F_INT_OPT_OR_NULL(k, lo, hi) \
+	{ .key = k, .kind = EV_INT, .flags = EV_NULLABLE | EV_OPTIONAL, .min = lo, .max = hi }
 #define F_NUM(k, lo, hi, fl) { .key = k, .kind = EV_NUM, .flags = fl, .min = lo, .max = hi }
 #define F_BOOL(k) { .key = k, .kind = EV_BOOL }
 #define F_TEXT(k, lo, hi, fl) { .key = k, .kind = EV_STR, .flags = fl, .min_len = lo, .max_len = hi }
@@ -405,7 +408,7 @@ static const char *const reason_words[] = { "exited", "signaled", "wall-timeout"
 static const char *const check_words[] = { "file_exists", "file_absent", "file_contains",
 					   "file_matches", "json_equals", "command", NULL };
 static const char *const status_words[] = { "SETUP_FAILED", "ERROR", "TIMEOUT", "NOT_GRADED",
-					    "SUCCESS", "FAILURE", NULL };
+					    "INTERRUPTED", "SUCCESS", "FAILURE", NULL };
 static const char *const stamp_words[] = { "graded_without_setup", "regraded",
 					   "agent_output_truncated", "teardown_failed",
 					   "reference_missing", "no_cgroup", NULL };
@@ -705,7 +708,9 @@ static int record_check(struct ev_ctx *c, const char *path, const cJSON *o)
 	F_FMT("started_at", 20, fmt_time, 0),                                        \
 	F_INT("duration_ms", 0, EVREC_MAX_INT),                                      \
 	F_INT_OR_NULL("peak_memory_bytes", 0, EVREC_MAX_INT),                        \
-	F_INT_OR_NULL("cpu_usec", 0, EVREC_MAX_INT)
+	F_INT_OR_NULL("cpu_usec", 0, EVREC_MAX_INT),                                 \
+	F_INT_OPT_OR_NULL("oom_kills", 0, EVREC_MAX_INT),                            \
+	F_INT_OPT_OR_NULL("pids_limit_hits", 0, EVREC_MAX_INT)
 
 static const struct ev_field step_fields[] = { STEP_FIELDS(step_status_words) };
 static const struct ev_obj step_obj = OBJ("a STEP", step_fields, step_check);

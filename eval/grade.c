@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,7 +47,9 @@ static const char usage_grade[] =
 	"Exit status: 0 every run SUCCESS; 1 some FAILURE or TIMEOUT; 2 some ERROR, a run with\n"
 	"nothing to grade, or bad usage; 3 the trust gate refused (no --yes without a terminal,\n"
 	"the answer was no, or the folder or record is invalid, does not match its task, or was\n"
-	"changed while grading); 4 the host cannot provide the isolation. The highest applies.\n";
+	"changed while grading); 4 the host cannot provide the isolation. The highest applies;\n"
+	"128+N when signal N (SIGINT, SIGTERM, SIGHUP) interrupted a grade, which then writes\n"
+	"nothing.\n";
 
 static void show_argv(FILE *f, const char *what, char *const *argv, size_t n, const char *task_id)
 {
@@ -139,6 +142,7 @@ static int trust_gate(const char *run_dir, const struct ev_folder *rf, const str
 
 struct grade_outcome {
 	int code;
+	bool interrupted;     /* no more run folders are graded */
 	const char *status;
 	bool graded;
 	uint32_t score_milli;
@@ -234,6 +238,13 @@ static void grade_one(const char *run_dir, const char *task_path, bool yes,
 		out->status = "ERROR";
 		goto failed;
 	}
+	if (rf.status == EV_INTERRUPTED) {
+		(void)snprintf(why, sizeof(why), "the run was interrupted: its agent's work may be "
+			       "unfinished (evaluate the task again)");
+		out->code = EV_EXIT_ERROR;
+		out->status = "ERROR";
+		goto failed;
+	}
 	if (rf.reap != EV_FOLDER_REAP_OK) {
 		(void)snprintf(why, sizeof(why), "the run's agent was never reaped: a live agent is "
 			       "never graded");
@@ -276,9 +287,33 @@ static void grade_one(const char *run_dir, const char *task_path, bool yes,
 		out->status = "ERROR";
 		goto failed;
 	}
+	/*
+	 * From here a stop signal waits for the next step's end (ev_stop_block); an interrupted
+	 * grade writes nothing, so the record stays the one the folder had. The caller restores
+	 * the signal mask.
+	 */
+	r = ev_stop_block();
+	if (r < 0) {
+		(void)snprintf(why, sizeof(why), "block signals: %s", strerror(-r));
+		out->code = EV_EXIT_ERROR;
+		out->status = "ERROR";
+		goto failed;
+	}
 	ev_grade(&ev, log_fd);
 	ev_verdict(&ev);
-	ev_teardown(&ev, log_fd);
+	if (!ev_stop_check(&ev))
+		ev_teardown(&ev, log_fd);
+	if (ev.interrupted) {
+		(void)close(log_fd);
+		log_fd = -1;
+		(void)unlinkat(ev.dirfd, tmp, 0);
+		(void)snprintf(why, sizeof(why), "interrupted by signal %d (%s): nothing written, the "
+			       "record is as it was", ev.interrupted, strsignal(ev.interrupted));
+		out->code = EV_EXIT_SIGNAL_BASE + ev.interrupted;
+		out->status = "INTERRUPTED";
+		out->interrupted = true;
+		goto failed;
+	}
 
 	/* The agent's phase must be what it was when we began, or nothing is written. */
 	char why2[512];
@@ -361,10 +396,25 @@ int ev_cmd_grade(int argc, char **argv)
 	cJSON *arr = json ? cJSON_CreateArray() : NULL;
 	if (!json)
 		printf("%-12s %6s  %s\n", "STATUS", "SCORE", "RUN");
+	sigset_t mask;
+	if (sigprocmask(SIG_SETMASK, NULL, &mask) < 0) {
+		fprintf(stderr, "warden grade: read the signal mask: %s\n", strerror(errno));
+		cJSON_Delete(arr);
+		return EV_EXIT_ERROR;
+	}
+	bool stopped = false;
 	for (int i = 0; i < n; i++) {
 		const char *dir = argv[optind + i];
 		struct grade_outcome o = { 0 };
-		grade_one(dir, task, yes, &o);
+		if (stopped) {
+			o.status = "INTERRUPTED";
+			(void)snprintf(o.error, sizeof(o.error), "not graded (interrupted)");
+		} else {
+			grade_one(dir, task, yes, &o);
+			/* The trust gate of the next folder must answer to ^C again. */
+			(void)sigprocmask(SIG_SETMASK, &mask, NULL);
+			stopped = o.interrupted;
+		}
 		if (o.error[0])
 			fprintf(stderr, "warden grade: %s: %s\n", dir, o.error);
 		if (o.code > code)

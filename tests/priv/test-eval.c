@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -224,6 +225,15 @@ static void warden(struct fx *f, const char *sub, const char *const *args, const
 	struct th_opts o = { .subcommand = sub, .env = env, .hard_timeout_ms = EVAL_HARD_TIMEOUT_MS };
 	th_out_done(&f->out);
 	th_run(&o, args, &f->out);
+}
+
+/* text (the last run's stdout or stderr) holds needle; otherwise the run is shown. */
+static void expect_has(const struct fx *f, const char *text, const char *needle)
+{
+	if (text && strstr(text, needle))
+		return;
+	show(f);
+	fail_msg("expected '%s' in the output", needle);
 }
 
 static void expect_code(const struct fx *f, int code)
@@ -1805,14 +1815,22 @@ static void test_parallel(void **state)
 			fail_msg("unexpected task.id '%s'", id);
 		seen[k] = true;
 		check_basics(f, id, tasks[k]);
-		/* The summary has a row with the task, its status and its run folder. */
+		/*
+		 * stdout is a pipe, not a terminal: one line per task as it ended,
+		 * "[N/3] TASK SUCCESS 1.000 SECONDSs RUN_DIR", N counting the tasks ended.
+		 */
 		for (const char *line = f->out.out; line && *line;) {
 			const char *end = strchr(line, '\n');
 			size_t len = end ? (size_t)(end - line) : strlen(line);
-			char row[PATH_MAX + 256];
+			char row[PATH_MAX + 256], want[128];
 			(void)snprintf(row, sizeof(row), "%.*s", (int)len, line);
-			if (strncmp(row, id, strlen(id)) == 0 && strstr(row, "SUCCESS") &&
-			    strstr(row, f->run))
+			(void)snprintf(want, sizeof(want), " %s SUCCESS 1.000 ", id);
+			unsigned nth = 0;
+			char close = 0;
+			const char *tail = strstr(row, want);
+			if (sscanf(row, "[%u/3%c", &nth, &close) == 2 && close == ']' && nth >= 1 &&
+			    nth <= 3 && tail && strlen(row) > strlen(f->run) &&
+			    strcmp(row + strlen(row) - strlen(f->run), f->run) == 0)
 				rows++;
 			line = end ? end + 1 : NULL;
 		}
@@ -1820,8 +1838,217 @@ static void test_parallel(void **state)
 	free(names);
 	if (rows != 3) {
 		show(f);
-		fail_msg("expected 3 summary rows, found %d", rows);
+		fail_msg("expected 3 lines of finished tasks, found %d", rows);
 	}
+	/* Then the totals, last. */
+	const char *totals = strstr(f->out.out, "total 3: SUCCESS 3; mean score 1.000 over 3 graded; "
+					       "wall time ");
+	if (!totals || strchr(totals, '\n') != f->out.out + f->out.out_len - 1) {
+		show(f);
+		fail_msg("expected the totals as the last line");
+	}
+}
+
+/* --json prints the one array of before, with no task lines and no totals. */
+static void test_json_summary(void **state)
+{
+	struct fx *f = *state;
+	put_task(f, "schema_version: 1\n"
+		    "task_id: json-summary\n"
+		    "agent: { run: [sh, -c, \"echo x > x.txt\"], timeout: 20s }\n"
+		    "criteria:\n"
+		    "  - description: x.txt exists\n"
+		    "    file_exists: x.txt\n");
+	eval_path(f, f->task, "--json", 0, "json-summary", NULL);
+	cJSON *arr = cJSON_Parse(f->out.out);
+	if (!cJSON_IsArray(arr) || cJSON_GetArraySize(arr) != 1) {
+		show(f);
+		cJSON_Delete(arr);
+		fail_msg("expected a JSON array of one summary on stdout");
+	}
+	const cJSON *row = cJSON_GetArrayItem(arr, 0);
+	assert_string_equal(th_json_str(row, "task_id"), "json-summary");
+	assert_string_equal(th_json_str(row, "status"), "SUCCESS");
+	assert_string_equal(th_json_str(row, "run_dir"), f->run);
+	assert_true(near(th_json_num(row, "score"), 1));
+	assert_true(is_null(row, "error"));
+	cJSON_Delete(arr);
+	assert_null(strstr(f->out.out, "total "));
+}
+
+/* ---- an agent that never started, limit events, interruption ---- */
+
+/* An agent command that is not there is ERROR (exit 2), not the agent's FAILURE. */
+static void test_agent_not_found(void **state)
+{
+	struct fx *f = *state;
+	eval_task(f, "schema_version: 1\n"
+		     "task_id: agent-missing\n"
+		     "agent: { run: [no-such-agent-here], timeout: 20s }\n"
+		     "criteria:\n"
+		     "  - description: nothing to find\n"
+		     "    file_absent: x.txt\n",
+		  2, "agent-missing", "ERROR");
+	assert_true(th_json_num(f->record, "phases.agent.exit_code") == 127);
+	assert_string_equal(th_json_str(f->record, "phases.agent.reason"), "exited");
+	expect_has(f, f->out.err, "was not found (exit 127)");
+	/* The control: the criterion itself passed, so ERROR came from the agent. */
+	expect_crit(f, 0, true, 1, NULL);
+}
+
+/* An agent command that cannot be executed is ERROR too. */
+static void test_agent_not_executable(void **state)
+{
+	struct fx *f = *state;
+	eval_task(f, "schema_version: 1\n"
+		     "task_id: agent-noexec\n"
+		     "workspace:\n"
+		     "  files:\n"
+		     "    - { path: agent.sh, content: \"echo hi\\n\", mode: 0644 }\n"
+		     "agent: { run: [\"{workspace}/agent.sh\"], timeout: 20s }\n"
+		     "criteria:\n"
+		     "  - description: the script is there\n"
+		     "    file_exists: agent.sh\n",
+		  2, "agent-noexec", "ERROR");
+	assert_true(th_json_num(f->record, "phases.agent.exit_code") == 126);
+	expect_has(f, f->out.err, "could not be executed (exit 126)");
+	expect_crit(f, 0, true, 1, NULL);
+}
+
+/* Each step records its OOM kills and pids-limit hits, as run --record does. */
+static void test_limit_events(void **state)
+{
+	struct fx *f = *state;
+	eval_task(f, "schema_version: 1\n"
+		     "task_id: limit-events\n"
+		     "policy:\n"
+		     "  limits: { memory: 64M, pids: 16 }\n"
+		     "setup:\n"
+		     "  - { run: [sh, -c, \"tail /dev/zero\"], fail_on_error: false, timeout: 20s }\n"
+		     "agent:\n"
+		     "  run: [sh, -c, \"for i in $(seq 40); do sleep 1 & done; wait; echo done\"]\n"
+		     "  timeout: 20s\n"
+		     "criteria:\n"
+		     "  - description: anything\n"
+		     "    file_absent: x.txt\n",
+		  0, "limit-events", "SUCCESS");
+	if (th_json_num(f->record, "host.cgroup_version") == 0) {
+		assert_true(is_null(f->record, "phases.agent.oom_kills"));
+		assert_true(is_null(f->record, "phases.agent.pids_limit_hits"));
+		skip();
+	}
+	const cJSON *hog = cJSON_GetArrayItem(th_json_at(f->record, "phases.setup.steps"), 0);
+	assert_non_null(hog);
+	if (th_json_num(hog, "oom_kills") < 1 || th_json_num(f->record,
+							      "phases.agent.pids_limit_hits") < 1) {
+		show(f);
+		fail_msg("expected an OOM kill in setup[0] and a pids-limit hit in the agent");
+	}
+	/*
+	 * The shell outlived its child and exited 137: the reason says exited, and only the
+	 * count says that the OOM killer was at work.
+	 */
+	assert_string_equal(th_json_str(hog, "reason"), "exited");
+	assert_true(th_json_num(hog, "exit_code") == 137);
+	assert_true(th_json_num(f->record, "phases.agent.oom_kills") == 0);
+	assert_true(th_json_num(hog, "pids_limit_hits") == 0);
+}
+
+/* Waits, at most ms, until the one run folder in the --out folder has a file rel holding needle. */
+static bool wait_run_file(struct fx *f, const char *rel, const char *needle, unsigned ms)
+{
+	uint64_t end = th_now_ms() + ms;
+	do {
+		size_t n = 0;
+		char *names = th_list_dir(f->out_dir, &n);
+		if (names && n == 1) {
+			names[strlen(names) - 1] = '\0';
+			char path[PATH_MAX];
+			th_pathf(path, "%s/%s/%s", f->out_dir, names, rel);
+			char *text = slurp(path, true, NULL);
+			bool found = text && strstr(text, needle);
+			free(text);
+			if (found) {
+				free(names);
+				return true;
+			}
+		}
+		free(names);
+		(void)usleep(50 * 1000);
+	} while (th_now_ms() < end);
+	return false;
+}
+
+/*
+ * SIGTERM to warden eval: the run in flight stops its sandbox and records INTERRUPTED, the
+ * task not yet started is INTERRUPTED without a run folder, nothing is left running, and
+ * warden exits 128 + 15. `warden grade` refuses the interrupted run.
+ */
+static void test_interrupted(void **state)
+{
+	struct fx *f = *state;
+	static unsigned n;
+	(void)snprintf(f->markers[0], sizeof(f->markers[0]), "60.%d%u", (int)getpid(), n++);
+	char yaml[1024], second[PATH_MAX];
+	(void)snprintf(yaml, sizeof(yaml),
+		       "schema_version: 1\n"
+		       "task_id: interrupted\n"
+		       "agent:\n"
+		       "  run: [sh, -c, \"echo started; sleep %s; echo late > late.txt\"]\n"
+		       "  timeout: 2m\n"
+		       "criteria:\n"
+		       "  - description: the agent finished\n"
+		       "    file_exists: late.txt\n"
+		       "teardown:\n"
+		       "  - run: [sh, -c, \"echo teardown > teardown.txt\"]\n",
+		       f->markers[0]);
+	put_task(f, yaml);
+	th_pathf(second, "%s/second/task.yaml", f->base);
+	put_file(second, "schema_version: 1\n"
+			 "task_id: never-started\n"
+			 "agent: { run: [\"true\"] }\n"
+			 "criteria:\n"
+			 "  - description: x\n"
+			 "    file_absent: x\n");
+	struct th_opts o = { .subcommand = "eval", .hard_timeout_ms = EVAL_HARD_TIMEOUT_MS };
+	struct th_proc p;
+	assert_int_equal(th_spawn(&o, TH_CMD("--out", f->out_dir, f->task, second), &p), 0);
+	bool started = wait_run_file(f, "agent.stdout", "started", EVAL_HARD_TIMEOUT_MS / 2);
+	assert_int_equal(kill(p.pid, SIGTERM), 0);
+	th_out_done(&f->out);
+	th_finish(&p, &f->out);
+	if (!started) {
+		show(f);
+		fail_msg("the agent never started");
+	}
+	expect_code(f, 128 + SIGTERM);
+	find_run(f, "interrupted");
+	load_record(f);
+	check_basics(f, "interrupted", f->task);
+	expect_status(f, "INTERRUPTED");
+	/* The agent's sandbox was stopped by warden (no report of its own end), then reaped. */
+	assert_string_equal(th_json_str(f->record, "phases.agent.reason"), "signaled");
+	assert_true(th_json_num(f->record, "phases.agent.signal") == SIGTERM);
+	assert_string_equal(th_json_str(f->record, "phases.grade.status"), "skipped");
+	assert_string_equal(th_json_str(f->record, "phases.teardown.status"), "skipped");
+	assert_true(is_null(f->record, "score"));
+	assert_false(run_has(f, "workspace/late.txt"));
+	assert_false(run_has(f, "workspace/teardown.txt"));
+	expect_no_marked_procs(f);
+	/* One line per task, the one never started named by its file, then the totals. */
+	char want[2 * PATH_MAX + 96];
+	(void)snprintf(want, sizeof(want), "[1/2] interrupted INTERRUPTED - ");
+	expect_has(f, f->out.out, want);
+	(void)snprintf(want, sizeof(want), " %s\n", f->run);
+	expect_has(f, f->out.out, want);
+	(void)snprintf(want, sizeof(want), "[2/2] %s INTERRUPTED - 0.0s %s: not run (interrupted)\n",
+		       second, second);
+	expect_has(f, f->out.out, want);
+	expect_has(f, f->out.out, "total 2: INTERRUPTED 2; nothing graded; wall time ");
+	expect_has(f, f->out.err, "interrupted by signal 15");
+
+	grade_arg(f, f->run, true, 2);
+	expect_has(f, f->out.err, "the run was interrupted");
 }
 
 /* ---- invalid tasks ---- */
@@ -1967,6 +2194,11 @@ int main(void)
 		T(test_setid_io_uring),
 		T(test_unsettled_set_aside),
 		T(test_parallel),
+		T(test_json_summary),
+		T(test_agent_not_found),
+		T(test_agent_not_executable),
+		T(test_limit_events),
+		T(test_interrupted),
 		T(test_invalid_yaml),
 		T(test_invalid_key),
 		T(test_exposure_refused),

@@ -34,7 +34,10 @@ static struct pol_evrec *const sentinel = (struct pol_evrec *)(uintptr_t)0x5a5a5
 #define CAP0 "'0000000000000000'"
 #define NS(a, b, sep) "{'supervisor': " #a ", 'sandbox': " #b ", 'separate': " #sep "}"
 
-/* A full record: graded by eval, SUCCESS; every number that a test edits occurs once. */
+/*
+ * A full record: graded by eval, SUCCESS; every number that a test edits occurs once. Its
+ * teardown step has no oom_kills and pids_limit_hits, as records written before they existed.
+ */
 static const char full_record[] =
 	"{\n"
 	" 'schema_version': 1,\n"
@@ -51,10 +54,12 @@ static const char full_record[] =
 	"  'setup': { 'status': 'ok', 'duration_ms': 412, 'steps': [\n"
 	"   { 'status': 'ok', 'reason': 'exited', 'exit_code': 0, 'signal': null, 'detail': null,\n"
 	"     'started_at': '2026-11-29T12:00:01Z', 'duration_ms': 411,\n"
-	"     'peak_memory_bytes': 1048576, 'cpu_usec': 2000 } ] },\n"
+	"     'peak_memory_bytes': 1048576, 'cpu_usec': 2000, 'oom_kills': 0,\n"
+	"     'pids_limit_hits': 0 } ] },\n"
 	"  'agent': { 'status': 'ok', 'reason': 'exited', 'exit_code': 3, 'signal': null,\n"
 	"     'detail': 'agent said goodbye', 'started_at': '2026-11-29T12:00:02Z',\n"
 	"     'duration_ms': 5000, 'peak_memory_bytes': 73400320, 'cpu_usec': 4100000,\n"
+	"     'oom_kills': 1, 'pids_limit_hits': 7,\n"
 	"     'stdout': { 'file': 'agent.stdout', 'bytes': 120, 'kept': 120, 'truncated': false },\n"
 	"     'stderr': { 'file': 'agent.stderr', 'bytes': 7, 'kept': 7, 'truncated': false } },\n"
 	"  'reap': { 'status': 'ok', 'cgroup_emptied': true, 'duration_ms': 3 },\n"
@@ -73,7 +78,8 @@ static const char full_record[] =
 	"    'pass_threshold': 0.5, 'evaluated': true, 'score': 1, 'passed': true, 'details': '',\n"
 	"    'run': { 'status': 'ok', 'reason': 'exited', 'exit_code': 0, 'signal': null,\n"
 	"      'detail': null, 'started_at': '2026-11-29T12:00:08Z', 'duration_ms': 345,\n"
-	"      'peak_memory_bytes': 2097152, 'cpu_usec': 300000 } },\n"
+	"      'peak_memory_bytes': 2097152, 'cpu_usec': 300000, 'oom_kills': null,\n"
+	"      'pids_limit_hits': null } },\n"
 	"  { 'description': 'informational', 'check': 'file_exists', 'weight': 0,\n"
 	"    'pass_threshold': 1, 'evaluated': true, 'score': 0, 'passed': false,\n"
 	"    'details': 'out/x is missing', 'run': null }\n"
@@ -582,7 +588,7 @@ static void test_strings(void **state)
 		{ "'mode': 'privileged'", "'mode': 'root'",
 		  "host.mode: 'root' is not one of privileged, unprivileged" },
 		{ "'status': 'SUCCESS'", "'status': 'success'",
-		  "status: 'success' is not one of SETUP_FAILED, ERROR, TIMEOUT, NOT_GRADED, SUCCESS, FAILURE" },
+		  "status: 'success' is not one of SETUP_FAILED, ERROR, TIMEOUT, NOT_GRADED, INTERRUPTED, SUCCESS, FAILURE" },
 		{ "'by': 'eval'", "'by': 'me'", "phases.grade.by: 'me' is not one of eval, grade" },
 		{ "'check': 'json_equals'", "'check': 'json_equal'",
 		  "criteria[0].check: 'json_equal' is not one of" },
@@ -830,6 +836,41 @@ static void test_step_rules(void **state)
 	};
 	(void)state;
 	check_edits(edits, ELEMENTSOF(edits));
+}
+
+/* The limit events of a step: counts or null, each key optional (older records lack them). */
+static void test_limit_events(void **state)
+{
+	(void)state;
+	static const struct edit edits[] = {
+		{ "'oom_kills': 1,", "'oom_kills': 9007199254740991,", NULL },
+		{ "'oom_kills': 1,", "'oom_kills': null,", NULL },
+		{ "'oom_kills': 1,", "", NULL },
+		{ "'pids_limit_hits': 7,", "", NULL },
+		{ "'oom_kills': 1,", "'oom_kills': -1,",
+		  "phases.agent.oom_kills: -1 is out of range (expected 0..9007199254740991 or null)" },
+		{ "'oom_kills': 1,", "'oom_kills': 1.5,", "phases.agent.oom_kills: 1.5 is not an integer" },
+		{ "'oom_kills': 1,", "'oom_kills': '1',", "phases.agent.oom_kills" },
+		{ "'pids_limit_hits': 7,", "'pids_limit_hits': true,", "phases.agent.pids_limit_hits" },
+		{ "'pids_limit_hits': 0 }", "'pids_limit_hits': 9007199254740992 }",
+		  "phases.setup.steps[0].pids_limit_hits: 9007199254740992 is out of range" },
+		{ "'pids_limit_hits': null }", "'pids_limit_hits': {} }",
+		  "criteria[1].run.pids_limit_hits" },
+		{ "'oom_kills': 1,", "'oom_kills': 1, 'oom_kills': 2,", "oom_kills" },
+	};
+	check_edits(edits, ELEMENTSOF(edits));
+	refused("'oom_kills': 1,", "'oom_kills': 1, 'oom_kill': 2,", "oom_kill");
+}
+
+/* A run that a signal stopped is INTERRUPTED, whatever its phases show. */
+static void test_interrupted(void **state)
+{
+	(void)state;
+	accepted("'status': 'SUCCESS'", "'status': 'INTERRUPTED'");
+	_cleanup_free_ char *min = mutate_from(minimal_record, "'status':'ERROR'",
+					       "'status':'INTERRUPTED'");
+	accepted_text(min);
+	refused("'status': 'SUCCESS'", "'status': 'interrupted'", "is not one of");
 }
 
 static void test_stamps(void **state)
@@ -1156,6 +1197,8 @@ int main(void)
 		cmocka_unit_test(test_criteria_count),
 		cmocka_unit_test(test_steps),
 		cmocka_unit_test(test_step_rules),
+		cmocka_unit_test(test_limit_events),
+		cmocka_unit_test(test_interrupted),
 		cmocka_unit_test(test_stamps),
 		cmocka_unit_test(test_record_rules),
 		cmocka_unit_test(test_syntax),
