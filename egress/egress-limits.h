@@ -34,4 +34,4 @@
 /* ---- the proxy (proxy.c, resolve.c) ------------------------------------------------------- */
 #define EGR_MAX_ADDRS 16u   /* addresses of one name that are checked and tried */
 #define EGR_MAX_ACTIVE 128u /* client connections open at once; more wait in the backlog */
-#define EGR_PIPE_SIZE 65536u /* each direction's splice pipe, and so its bytes in flight */
+#define EGR_MAX_DRAIN 65536u /* bytes read and dropped after an error reply, before closing */

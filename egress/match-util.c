@@ -214,9 +214,15 @@ void egr_rules_done(struct egr_rules *rules)
 	memset(rules, 0, sizeof(*rules));
 }
 
-static bool port_matches(const struct egr_rule *rule, uint16_t port)
+/*
+ * An entry without a port: in allow, ports 443 and 80; in deny, every port, so that denying
+ * a host never leaves another of its ports open.
+ */
+static bool port_matches(const struct egr_rule *rule, bool deny, uint16_t port)
 {
-	return rule->port ? rule->port == port : (port == 443 || port == 80);
+	if (rule->port)
+		return rule->port == port;
+	return deny || port == 443 || port == 80;
 }
 
 /* True iff name is strictly below suffix: "x.suffix", never "suffix" or "xsuffix". */
@@ -227,9 +233,10 @@ static bool name_below(const struct egr_host *name, const struct egr_host *suffi
 	       memcmp(name->text + (n - s), suffix->text, s) == 0;
 }
 
-static bool rule_matches(const struct egr_rule *rule, const struct egr_host *host, uint16_t port)
+static bool rule_matches(const struct egr_rule *rule, bool deny, const struct egr_host *host,
+			 uint16_t port)
 {
-	if (!port_matches(rule, port))
+	if (!port_matches(rule, deny, port))
 		return false;
 	switch (rule->type) {
 	case EGR_RULE_NAME:
@@ -254,23 +261,23 @@ void egr_rules_match(const struct egr_rules *rules, const struct egr_host *host,
 		     struct egr_verdict *out)
 {
 	for (size_t i = 0; i < rules->n_deny; i++)
-		if (rule_matches(&rules->deny[i], host, port)) {
+		if (rule_matches(&rules->deny[i], true, host, port)) {
 			set_verdict(out, WIRE_EGRESS_DENIED, WIRE_EGRESS_DENY_RULE, &rules->deny[i]);
 			return;
 		}
 	for (size_t i = 0; i < rules->n_allow; i++)
-		if (rule_matches(&rules->allow[i], host, port)) {
+		if (rule_matches(&rules->allow[i], false, host, port)) {
 			set_verdict(out, WIRE_EGRESS_ALLOWED, WIRE_EGRESS_OK, &rules->allow[i]);
 			return;
 		}
 	set_verdict(out, WIRE_EGRESS_DENIED, WIRE_EGRESS_NOT_ALLOWED, NULL);
 }
 
-static const struct egr_rule *find_net(const struct egr_rule *list, size_t n,
+static const struct egr_rule *find_net(const struct egr_rule *list, size_t n, bool deny,
 				       const struct egr_ip *ip, uint16_t port)
 {
 	for (size_t i = 0; i < n; i++)
-		if (list[i].type == EGR_RULE_NET && port_matches(&list[i], port) &&
+		if (list[i].type == EGR_RULE_NET && port_matches(&list[i], deny, port) &&
 		    egr_ip_in(ip, &list[i].net, list[i].prefix))
 			return &list[i];
 	return NULL;
@@ -284,7 +291,7 @@ void egr_rules_check_addr(const struct egr_rules *rules, const struct egr_ip *ip
 	enum egr_addr_class cls = egr_ip_class(&c);
 	if (out_class)
 		*out_class = cls;
-	const struct egr_rule *rule = find_net(rules->deny, rules->n_deny, &c, port);
+	const struct egr_rule *rule = find_net(rules->deny, rules->n_deny, true, &c, port);
 	if (rule) {
 		set_verdict(out, WIRE_EGRESS_DENIED, WIRE_EGRESS_DENY_RULE, rule);
 		return;
@@ -293,7 +300,7 @@ void egr_rules_check_addr(const struct egr_rules *rules, const struct egr_ip *ip
 		set_verdict(out, WIRE_EGRESS_ALLOWED, WIRE_EGRESS_OK, NULL);
 		return;
 	}
-	rule = find_net(rules->allow, rules->n_allow, &c, port);
+	rule = find_net(rules->allow, rules->n_allow, false, &c, port);
 	if (rule)
 		set_verdict(out, WIRE_EGRESS_ALLOWED, WIRE_EGRESS_OK, rule);
 	else

@@ -10,8 +10,8 @@
  *                           match evil-pypi.org)
  *   IPV4[/PREFIX][:PORT]    an address or range (a client's IP literal; a resolved address)
  *   [IPV6[/PREFIX]][:PORT]  the same for IPv6, always in brackets
- * Without a port an entry covers ports 443 and 80. A range may not have bits set past its
- * prefix. An IPv4-mapped IPv6 entry is its IPv4 entry.
+ * Without a port, an allow entry covers ports 443 and 80, and a deny entry every port. A
+ * range may not have bits set past its prefix. An IPv4-mapped IPv6 entry is its IPv4 entry.
  *
  * Deciding a request for (host, port): the first deny entry that matches refuses it; else the
  * first allow entry that matches admits it; else it is refused as not allowed. A name is

@@ -238,6 +238,7 @@ static void test_deny_first(void **state)
 	DENIED("evil.example.test", 443, "evil.example.test");
 	DENIED("a.x.test", 443, "*.x.test:443");
 	ALLOWED("a.x.test", 80, "a.x.test");     /* the deny entry names port 443 only */
+	DENIED("evil.example.test", 8443, "evil.example.test"); /* no port: every port */
 	egr_rules_done(&rules);
 }
 
@@ -387,7 +388,7 @@ static void test_address_check(void **state)
 	uint8_t A = WIRE_EGRESS_ALLOWED, D = WIRE_EGRESS_DENIED;
 	expect_addr(&rules, "8.8.8.8", 443, A, WIRE_EGRESS_OK, NULL);
 	expect_addr(&rules, "8.8.4.4", 443, D, WIRE_EGRESS_DENY_RULE, "8.8.4.4");
-	expect_addr(&rules, "8.8.4.4", 22, A, WIRE_EGRESS_OK, NULL); /* deny covers 443, 80 */
+	expect_addr(&rules, "8.8.4.4", 22, D, WIRE_EGRESS_DENY_RULE, "8.8.4.4"); /* any port */
 	expect_addr(&rules, "127.0.0.1", 8080, A, WIRE_EGRESS_OK, "127.0.0.1:8080");
 	expect_addr(&rules, "::ffff:127.0.0.1", 8080, A, WIRE_EGRESS_OK, "127.0.0.1:8080");
 	expect_addr(&rules, "127.0.0.1", 443, D, WIRE_EGRESS_ADDRESS, NULL);
