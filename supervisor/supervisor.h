@@ -4,6 +4,7 @@
  */
 #pragma once
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -11,10 +12,46 @@
 #include "policy.h"
 
 /*
- * Loads a policy: path NULL or "default" means the embedded default. Reads at most
+ * Policy names (docs/profiles.md). `--policy ARG`, or WARDEN_POLICY when there is no --policy:
+ *  - "default" is the embedded default, and so is no ARG and no (or an empty) WARDEN_POLICY;
+ *  - an ARG with a '/' or ending in ".yaml" or ".yml" is a file, as the user wrote it;
+ *  - anything else is a NAME, found as NAME.yaml in the first of these folders that has it:
+ *    $XDG_CONFIG_HOME/warden/policies (or $HOME/.config/warden/policies),
+ *    SUP_POLICY_ETC_DIR, and the installed profiles (WARDEN_PROFILES_DIR; for the warden of
+ *    a build tree, the build's copy of the source tree's policy/profiles).
+ * A NAME is never read from the current directory, which is usually the workspace, where a
+ * sandbox could have written its own next policy.
+ */
+#define SUP_POLICY_ETC_DIR "/etc/warden/policies"
+#define SUP_POLICY_N_DIRS 3
+#define SUP_POLICY_NAME_MAX 64
+
+/* True when arg is a NAME in the sense above (not "default", not a path). */
+bool sup_policy_is_name(const char *arg);
+
+/*
+ * The folders a NAME is looked for in, in order, into dirs; their number (2 or 3: without
+ * $XDG_CONFIG_HOME and $HOME there is no user folder) into *out_n. Returns 0, or
+ * -ENAMETOOLONG (dirs then unusable).
+ */
+int sup_policy_dirs(char dirs[SUP_POLICY_N_DIRS][PATH_MAX], size_t *out_n);
+
+/*
+ * Resolves arg (NULL: WARDEN_POLICY, then "default") as above into out: "default" or a
+ * file's path. Returns 0; or -errno with a one-line reason in why: -ENOENT for a NAME that is
+ * in no folder (or is not a valid name), -EISDIR or -ENXIO for a NAME.yaml that is not a
+ * regular file, another -errno for one that cannot be checked (never a reason to look in the
+ * next folder), -ENAMETOOLONG. out is untouched on failure.
+ */
+int sup_policy_resolve(const char *arg, char *out, size_t out_len, char *why, size_t why_len);
+
+/*
+ * Loads a policy: path as sup_policy_resolve takes it (NULL: WARDEN_POLICY, else the
+ * embedded default; "default": the embedded default; a NAME: looked up). Reads at most
  * POL_MAX_INPUT_BYTES from a regular file. On success stores the policy and a copy of its
  * source text (for the digest) and returns 0. Returns -EINVAL with *diag filled for a bad
- * policy, or another -errno (diag->message says what) for an unreadable file.
+ * policy, or another -errno for a policy that cannot be found or read (a lookup that failed
+ * is logged, and diag->message says why).
  */
 int sup_load_policy(const char *path, struct pol_policy **out, char **out_text,
 		    size_t *out_len, struct pol_diag *diag);
