@@ -201,6 +201,28 @@ static void test_refused_syscall_eperm(void **state)
 	th_fx_expect(f, 1, "ERR ENOSYS 38\n");
 }
 
+/* `warden policy seccomp` says which answer each syscall gets before the filter itself. */
+static void test_policy_seccomp_lists_answers(void **state)
+{
+	struct th_fx *f = *state;
+	struct th_opts o = { .subcommand = "policy" };
+	th_fx_run(f, &o, TH_CMD("seccomp"));
+	th_fx_expect(f, 0, NULL);
+	const char *out = f->out.out;
+	const char *refused = strstr(out, "#   refused, EPERM: known and deliberately left out");
+	const char *never = strstr(out, "#   refused, EPERM: never allowed");
+	const char *host = strstr(out, " sethostname ");
+	const char *ptrace = strstr(out, " ptrace ");
+	if (!refused || !never || !host || !ptrace || !(refused < host && host < never) ||
+	    !(never < ptrace) || !strstr(out, "#   every other syscall, unknown to this filter: "
+					      "ENOSYS") || !strstr(out, "pseudo filter code start"))
+		th_print_long("warden policy seccomp", out);
+	assert_true(refused && never && host && ptrace);
+	assert_true(refused < host && host < never && never < ptrace);
+	assert_non_null(strstr(out, "#   every other syscall, unknown to this filter: ENOSYS"));
+	assert_non_null(strstr(out, "pseudo filter code start"));
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup_root, th_fx_teardown)
 
 int main(void)
@@ -226,6 +248,7 @@ int main(void)
 		T(test_sigchld_ignored),
 		T(test_etc_services_protocols),
 		T(test_refused_syscall_eperm),
+		T(test_policy_seccomp_lists_answers),
 	};
 	/* Without uid 65534's user namespaces, everything but the first test. */
 	size_t skip = nobody ? 0 : 1;
