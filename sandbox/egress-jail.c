@@ -86,8 +86,11 @@ static const char *const allow_plain[] = {
 #define OPEN_WRITE_FLAGS \
 	((uint64_t)(O_WRONLY | O_RDWR | O_CREAT | O_TRUNC | O_APPEND | O_TMPFILE | O_PATH))
 
+/* What a sanitizer's runtime calls by itself; allowed only for sanitized test builds. */
+static const char *const allow_sanitizer[] = { "sigaltstack" };
+
 /* Builds the filter. Returns 0 and the context, or -ENOMEM / -EIO. */
-static int build_ctx(scmp_filter_ctx *out)
+static int build_ctx(bool sanitizer_runtime, scmp_filter_ctx *out)
 {
 	_cleanup_(seccomp_releasep) scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_KILL_PROCESS);
 	if (!ctx)
@@ -96,8 +99,12 @@ static int build_ctx(scmp_filter_ctx *out)
 	if (seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS) < 0)
 		return -EIO;
 
-	for (size_t i = 0; i < ELEMENTSOF(allow_plain); i++) {
-		int nr = seccomp_syscall_resolve_name(allow_plain[i]);
+	for (size_t i = 0; i < ELEMENTSOF(allow_plain) + ELEMENTSOF(allow_sanitizer); i++) {
+		bool extra = i >= ELEMENTSOF(allow_plain);
+		if (extra && !sanitizer_runtime)
+			break;
+		const char *name = extra ? allow_sanitizer[i - ELEMENTSOF(allow_plain)] : allow_plain[i];
+		int nr = seccomp_syscall_resolve_name(name);
 		if (nr == __NR_SCMP_ERROR)
 			continue; /* a name this libseccomp does not know stays refused */
 		if (seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0) < 0)
@@ -137,10 +144,10 @@ static int build_ctx(scmp_filter_ctx *out)
 	return 0;
 }
 
-int sbx_egress_seccomp_build(struct sbx_seccomp_prog *out)
+int sbx_egress_seccomp_build(bool sanitizer_runtime, struct sbx_seccomp_prog *out)
 {
 	_cleanup_(seccomp_releasep) scmp_filter_ctx ctx = NULL;
-	int r = build_ctx(&ctx);
+	int r = build_ctx(sanitizer_runtime, &ctx);
 	if (r < 0)
 		return r;
 	/* libseccomp 2.5 exports only to a file descriptor: a private memfd, read back. */
@@ -316,7 +323,7 @@ int sbx_egress_jail_apply(const struct sbx_egress_jail *cfg, char *step, size_t 
 
 	/* Compiled now, installed last: compiling needs a memfd and memory the filter forbids. */
 	struct sbx_seccomp_prog prog = { 0 };
-	int r = sbx_egress_seccomp_build(&prog);
+	int r = sbx_egress_seccomp_build(cfg->sanitizer_runtime, &prog);
 	if (r < 0)
 		return fail(step, step_len, "compile the proxy's seccomp filter", r);
 

@@ -39,6 +39,12 @@ struct sbx_egress_jail {
 	/* The pid the process must still have as its parent once the death signal is armed
 	 * (0: not checked). */
 	pid_t parent;
+	/*
+	 * Tests only, never set by warden: also allow what a sanitizer's runtime calls on its
+	 * own (sigaltstack, before every call that does not return), so that a sanitized build
+	 * of the proxy can run under its filter.
+	 */
+	bool sanitizer_runtime;
 };
 
 /*
@@ -51,8 +57,8 @@ struct sbx_egress_jail {
 int sbx_egress_jail_apply(const struct sbx_egress_jail *cfg, char *step, size_t step_len);
 
 /*
- * Compiles the proxy's seccomp allowlist into out (release with sbx_seccomp_prog_done). The
- * unit tests run it through a BPF simulator. Returns 0, -ENOMEM or -EIO; out untouched on
- * failure.
+ * Compiles the proxy's seccomp allowlist into out (release with sbx_seccomp_prog_done), with
+ * the sanitizer allowance when sanitizer_runtime (tests only). The unit tests run it through
+ * a BPF simulator. Returns 0, -ENOMEM or -EIO; out untouched on failure.
  */
-int sbx_egress_seccomp_build(struct sbx_seccomp_prog *out);
+int sbx_egress_seccomp_build(bool sanitizer_runtime, struct sbx_seccomp_prog *out);

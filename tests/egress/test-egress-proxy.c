@@ -47,6 +47,18 @@
 #include "egress.h"
 #include "io-util.h"
 
+/* A sanitized build of the proxy needs the jail's tests-only sanitizer allowance. */
+#if defined(__SANITIZE_ADDRESS__)
+#define SANITIZED true
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(undefined_behavior_sanitizer)
+#define SANITIZED true
+#endif
+#endif
+#ifndef SANITIZED
+#define SANITIZED false
+#endif
+
 #define SKIP 77
 #define NOBODY 65534u
 #define SMALL_BODY "hello from upstream\n"
@@ -382,6 +394,7 @@ static void proxy_start(struct proxy_inst *pi, const char *name, const char *con
 			.uid = NOBODY,
 			.gid = NOBODY,
 			.parent = getpid(),
+			.sanitizer_runtime = SANITIZED,
 		},
 	};
 	assert_int_equal(io_fill_random(cfg.key, sizeof(cfg.key)), 0);
@@ -439,6 +452,8 @@ static int proxy_stop(struct proxy_inst *pi)
 	}
 	egr_reader_done(&pi->rd);
 	egr_rules_done(&pi->rules);
+	if (status != -1 && !WIFEXITED(status))
+		fprintf(stderr, "proxy killed by signal %d\n", WTERMSIG(status));
 	return status;
 }
 

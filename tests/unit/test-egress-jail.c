@@ -41,22 +41,25 @@
 #define ACT_KILL SECCOMP_RET_KILL_PROCESS
 #define ACT_ERRNO(e) (SECCOMP_RET_ERRNO | ((uint32_t)(e) & SECCOMP_RET_DATA))
 
-static struct sbx_seccomp_prog prog;
+static struct sbx_seccomp_prog prog, prog_sanitizer;
 
 static int setup(void **state)
 {
 	(void)state;
-	return sbx_egress_seccomp_build(&prog);
+	int r = sbx_egress_seccomp_build(false, &prog);
+	return r < 0 ? r : sbx_egress_seccomp_build(true, &prog_sanitizer);
 }
 
 static int teardown(void **state)
 {
 	(void)state;
 	sbx_seccomp_prog_done(&prog);
+	sbx_seccomp_prog_done(&prog_sanitizer);
 	return 0;
 }
 
-static uint32_t verdict(uint32_t arch, long nr, uint64_t a0, uint64_t a1, uint64_t a2)
+static uint32_t verdict_of(const struct sbx_seccomp_prog *p, uint32_t arch, long nr, uint64_t a0,
+			   uint64_t a1, uint64_t a2)
 {
 	struct seccomp_data d;
 	memset(&d, 0, sizeof(d));
@@ -66,8 +69,13 @@ static uint32_t verdict(uint32_t arch, long nr, uint64_t a0, uint64_t a1, uint64
 	d.args[1] = a1;
 	d.args[2] = a2;
 	uint32_t action = 0;
-	assert_int_equal(bpf_sim_run(prog.insns, prog.n_insns, &d, &action), 0);
+	assert_int_equal(bpf_sim_run(p->insns, p->n_insns, &d, &action), 0);
 	return action;
+}
+
+static uint32_t verdict(uint32_t arch, long nr, uint64_t a0, uint64_t a1, uint64_t a2)
+{
+	return verdict_of(&prog, arch, nr, a0, a1, a2);
 }
 
 #define V(nr, a0, a1, a2) verdict(NATIVE_ARCH, (nr), (a0), (a1), (a2))
@@ -127,6 +135,20 @@ static void test_no_exec_memory(void **state)
 	assert_int_equal(V(SYS_mprotect, 0, 4096, PROT_EXEC), ACT_KILL);
 }
 
+/* The tests-only allowance adds sigaltstack and nothing else. */
+static void test_sanitizer_allowance(void **state)
+{
+	(void)state;
+	assert_int_equal(bpf_sim_check(prog_sanitizer.insns, prog_sanitizer.n_insns), 0);
+	assert_int_equal(V(SYS_sigaltstack, 0, 0, 0), ACT_KILL);
+	assert_int_equal(verdict_of(&prog_sanitizer, NATIVE_ARCH, SYS_sigaltstack, 0, 0, 0),
+			 ACT_ALLOW);
+	const long same[] = { SYS_read, SYS_execve, SYS_clone, SYS_kill, SYS_bind, SYS_prctl };
+	for (size_t i = 0; i < sizeof(same) / sizeof(same[0]); i++)
+		assert_int_equal(verdict_of(&prog_sanitizer, NATIVE_ARCH, same[i], 0, 0, 0),
+				 V(same[i], 0, 0, 0));
+}
+
 static void test_refused(void **state)
 {
 	(void)state;
@@ -152,6 +174,7 @@ int main(void)
 		cmocka_unit_test(test_files),
 		cmocka_unit_test(test_no_exec_memory),
 		cmocka_unit_test(test_refused),
+		cmocka_unit_test(test_sanitizer_allowance),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
