@@ -343,15 +343,11 @@ int sup_write_atomic(int dfd, const char *name, const char *text, size_t len)
 	return 0;
 }
 
-static int open_no_symlinks(int at, const char *path, uint64_t flags, int *out_fd)
+static int open_no_symlinks(int at, const char *path, int flags, int *out_fd)
 {
-	struct open_how how = {
-		.flags = flags | O_DIRECTORY | O_CLOEXEC,
-		.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
-	};
-	int fd = (int)syscall(SYS_openat2, at, path, &how, sizeof(how));
+	int fd = io_open_dir_nofollow(at, path, flags);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	*out_fd = fd;
 	return 0;
 }

@@ -343,11 +343,11 @@ static void test_record_parent_is_file(void **state)
 	assert_int_equal(th_write_file(file, "keep\n"), 0);
 	th_pathf(rec, "%s/rec", file);
 
-	/* The command succeeded, the record failed: 125. */
+	/* The record folder is opened before anything starts (#15): 125, nothing run. */
 	struct th_opts o = opts(f, rec);
 	pid_t warden = run(f, &o, TH_CMD(TH_PROBE, "sleep", "0", f->fx.marker));
 	th_fx_expect(&f->fx, 125, NULL);
-	th_fx_expect_err_has(&f->fx, "write the run record");
+	th_fx_expect_err_has(&f->fx, "open the record folder");
 	th_fx_expect_err_has(&f->fx, "Not a directory");
 	expect_no_survivor(f, SURVIVOR_MS);
 	expect_cgroup_removed(f, warden);
@@ -356,10 +356,10 @@ static void test_record_parent_is_file(void **state)
 	assert_true(S_ISREG(st.st_mode));
 	assert_int_equal(st.st_size, 5);
 
-	/* The command failed on its own: its status is kept, the record error still shown. */
+	/* Whatever the command would have done: it never starts. */
 	warden = run(f, &o, TH_CMD(TH_PROBE, "exit", "3"));
-	th_fx_expect(&f->fx, 3, NULL);
-	th_fx_expect_err_has(&f->fx, "write the run record");
+	th_fx_expect(&f->fx, 125, NULL);
+	th_fx_expect_err_has(&f->fx, "open the record folder");
 	expect_cgroup_removed(f, warden);
 }
 

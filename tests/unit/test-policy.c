@@ -97,7 +97,7 @@ static void check_default_values(const struct pol_policy *p)
 {
 	static const char *const etc[] = {
 		"alternatives", "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "nsswitch.conf",
-		"localtime", "os-release", "ssl", "ca-certificates", "ca-certificates.conf",
+		"services", "protocols", "localtime", "os-release", "ssl", "ca-certificates", "ca-certificates.conf",
 		"mime.types", "gitconfig", "bash.bashrc", "profile", "inputrc",
 	};
 	/* The names workspace.hold holds at any depth, at the top; directories end in '/'. */

@@ -359,11 +359,16 @@ static void test_unknown_syscall_enosys(void **state)
 	assert_int_equal(verdict(errno_prog(state), 999, 0, 0), ACT_ERRNO(ENOSYS));
 	assert_int_equal(verdict(errno_prog(state), 0x3fffffff, 0, 0), ACT_ERRNO(ENOSYS));
 	assert_int_equal(verdict(errno_prog(state), -1, 0, 0), ACT_ERRNO(ENOSYS));
-	/* Real syscalls left off the allowlist on purpose. */
-	assert_int_equal(verdict(errno_prog(state), __NR_kcmp, 0, 0), ACT_ERRNO(ENOSYS));
-	assert_int_equal(verdict(errno_prog(state), __NR_move_pages, 0, 0), ACT_ERRNO(ENOSYS));
+}
+
+/* Real syscalls left off the allowlist on purpose: known, so refused with EPERM (#15). */
+static void test_refused_syscall_eperm(void **state)
+{
+	assert_int_equal(verdict(errno_prog(state), __NR_kcmp, 0, 0), ACT_ERRNO(EPERM));
+	assert_int_equal(verdict(errno_prog(state), __NR_move_pages, 0, 0), ACT_ERRNO(EPERM));
+	assert_int_equal(verdict(errno_prog(state), __NR_sethostname, 0, 0), ACT_ERRNO(EPERM));
 #ifdef __NR_modify_ldt
-	assert_int_equal(verdict(errno_prog(state), __NR_modify_ldt, 0, 0), ACT_ERRNO(ENOSYS));
+	assert_int_equal(verdict(errno_prog(state), __NR_modify_ldt, 0, 0), ACT_ERRNO(EPERM));
 #endif
 }
 
@@ -1343,6 +1348,7 @@ int main(void)
 		cmocka_unit_test(test_ordinary_syscalls_allowed),
 		cmocka_unit_test(test_never_allowed_eperm),
 		cmocka_unit_test(test_unknown_syscall_enosys),
+		cmocka_unit_test(test_refused_syscall_eperm),
 		cmocka_unit_test(test_clone3_enosys),
 		cmocka_unit_test(test_clone_namespace_flags_eperm),
 		cmocka_unit_test(test_clone_plain_allowed),
