@@ -78,8 +78,9 @@
  *                                 (openat of PATH's directory with O_TMPFILE, then linked
  *                                 as PATH); mkdir, mkdirat; mknod, mknodat (S_IFIFO | MODE)
  *   probe killself SIG            ignore SIG (unless 0), then kill(getpid(), SIG)
- *   probe spin MS                 busy-loop for MS ms of wall-clock time, then print
- *                                 "CPU <usec>", the user + system time it used (getrusage)
+ *   probe spin MS [CPU_MS]        busy-loop for MS ms of wall-clock time (or until it used
+ *                                 CPU_MS of CPU), then print "CPU <usec>", the user +
+ *                                 system time it used (getrusage)
  *
  * Numbers are parsed strictly; a malformed one makes the probe exit 2, like a bad command.
  */
@@ -559,24 +560,35 @@ static int cmd_killself(const char *sig)
 	return report(kill(getpid(), s));
 }
 
-static int cmd_spin(long ms)
+/* The CPU time this process used, user and system, in microseconds; -1 on failure. */
+static long long cpu_usec(void)
+{
+	struct rusage ru;
+	if (getrusage(RUSAGE_SELF, &ru) < 0)
+		return -1;
+	return (long long)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000 +
+	       ru.ru_utime.tv_usec + ru.ru_stime.tv_usec;
+}
+
+/*
+ * Spins for ms of wall time, or until it has used cpu_ms of CPU time when cpu_ms > 0, and
+ * prints the CPU time it used. The CPU bound makes a control that a loaded host only slows.
+ */
+static int cmd_spin(long ms, long cpu_ms)
 {
 	struct timespec t0, now;
 	if (clock_gettime(CLOCK_MONOTONIC, &t0) < 0)
 		return report(-1);
 	volatile unsigned long spins = 0;
+	long long used;
 	do {
 		for (int i = 0; i < 100000; i++)
 			spins++;
-		if (clock_gettime(CLOCK_MONOTONIC, &now) < 0)
+		if (clock_gettime(CLOCK_MONOTONIC, &now) < 0 || (used = cpu_usec()) < 0)
 			return report(-1);
-	} while ((now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000 < ms);
-	struct rusage ru;
-	if (getrusage(RUSAGE_SELF, &ru) < 0)
-		return report(-1);
-	long long usec = (long long)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000 +
-			 ru.ru_utime.tv_usec + ru.ru_stime.tv_usec;
-	printf("CPU %lld\n", usec);
+	} while ((now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000 < ms &&
+		 (cpu_ms <= 0 || used < (long long)cpu_ms * 1000));
+	printf("CPU %lld\n", used);
 	return 0;
 }
 
@@ -1026,7 +1038,7 @@ int main(int argc, char **argv)
 		return report(try_setid(argv[2], argv[3], octal(argv[4])));
 	if (!strcmp(c, "killself") && argc == 3)
 		return cmd_killself(argv[2]);
-	if (!strcmp(c, "spin") && argc == 3)
-		return cmd_spin(num(argv[2], 0, 600000));
+	if (!strcmp(c, "spin") && (argc == 3 || argc == 4))
+		return cmd_spin(num(argv[2], 0, 600000), argc == 4 ? num(argv[3], 0, 600000) : 0);
 	return 2;
 }
