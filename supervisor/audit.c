@@ -766,9 +766,10 @@ static int judge_probe(bool privileged, char what, bool look, struct judge_seen 
 	if (pid > 0) {
 		out->ready = read(a[0], &byte, 1) == 1 && byte == 'r';
 		if (out->ready && look) {
-			char path[64], buf[4096];
+			char path[64];
+			_cleanup_free_ char *buf = malloc(WIRE_STATUS_MAX_BYTES);
 			(void)snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-			int n = read_text(path, buf, sizeof(buf));
+			int n = buf ? read_text(path, buf, WIRE_STATUS_MAX_BYTES) : -ENOMEM;
 			out->status_err = n < 0 ? n
 				: wire_parse_status(buf, (size_t)n, &out->id, NULL) < 0 ? -EBADMSG : 0;
 			(void)snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);

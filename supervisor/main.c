@@ -80,8 +80,9 @@ static const char usage_run[] =
 	"  128+N    the command was killed by signal N (or warden received signal N)\n"
 	"  123      the sandbox broke the worker protocol or failed attestation\n"
 	"  124      the wall-clock limit was reached\n"
-	"  125      warden failed before the command started (bad policy, a step of\n"
-	"           isolation that could not be applied, bad usage)\n"
+	"  125      warden failed: before the command started (bad policy, a step of\n"
+	"           isolation that could not be applied, bad usage), or by an internal\n"
+	"           error of its own at any time, never the sandbox's doing\n"
 	"  126      the command was found but could not be executed\n"
 	"  127      the command was not found inside the sandbox\n";
 
