@@ -800,36 +800,20 @@ static int capture_reference(const char *path)
 
 /*
  * Puts an overlay over the workspace already attached at root/workspace: that tree is the
- * only lower layer. The upper and work folders are either on a fresh tmpfs (layer < 0: the
- * writes vanish with the sandbox) or in a changeset's layer folder (layer: a detached mount
- * of it, whose upper/ and work/ the supervisor made for the sandbox user). Either way the
- * workspace itself is never written. The layer is mounted below the staging root only long
- * enough for the overlay to take its own references to it, then detached and its mount
- * point removed.
+ * only lower layer; the upper and work folders are in a changeset's (or a scratch) layer
+ * folder (layer: a detached mount of it, whose upper/ and work/ the supervisor made for the
+ * sandbox user). The workspace itself is never written. The layer is mounted below the
+ * staging root only long enough for the overlay to take its own references to it, then
+ * detached and its mount point removed.
  */
 #define OVERLAY_SCRATCH ".warden-overlay"
-static int overlay_workspace(int root, const struct sbx_config *cfg, int layer, char *step,
-			     size_t step_len)
+static int overlay_workspace(int root, int layer, char *step, size_t step_len)
 {
-	int r;
-	if (layer >= 0) {
-		r = mkdir_p(root, OVERLAY_SCRATCH);
-		if (r >= 0)
-			r = attach(layer, root, OVERLAY_SCRATCH);
-		if (r < 0)
-			return set_step(step, step_len, r, "attach the changeset's layer", NULL);
-	} else {
-		char size[32];
-		(void)snprintf(size, sizeof(size), "%llu", (unsigned long long)cfg->pol->tmp_bytes);
-		const char *opts[] = { "size", size, "mode", "0755", NULL };
-		r = mount_new_fs(root, OVERLAY_SCRATCH, "tmpfs", opts,
-				 MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
-		if (r < 0)
-			return set_step(step, step_len, r, "mount the overlay's tmpfs", NULL);
-		if (mkdirat(root, OVERLAY_SCRATCH "/upper", 0700) < 0 ||
-		    mkdirat(root, OVERLAY_SCRATCH "/work", 0700) < 0)
-			return set_step(step, step_len, -errno, "prepare the overlay's folders", NULL);
-	}
+	int r = mkdir_p(root, OVERLAY_SCRATCH);
+	if (r >= 0)
+		r = attach(layer, root, OVERLAY_SCRATCH);
+	if (r < 0)
+		return set_step(step, step_len, r, "attach the changeset's layer", NULL);
 	/* The merged root takes its mode from the upper folder: copy the lower's. */
 	struct stat ws;
 	if (fstatat(root, "workspace", &ws, AT_SYMLINK_NOFOLLOW) < 0 ||
@@ -870,7 +854,7 @@ static int overlay_workspace(int root, const struct sbx_config *cfg, int layer, 
 	 * (supervisor/changes.c); an applied one is written to the workspace file by file with
 	 * fsync. Every kernel with mount_setattr (5.12) has the option (5.10).
 	 */
-	if (r >= 0 && layer >= 0 && fsconfig(fs, FSCONFIG_SET_FLAG, "volatile", NULL, 0) < 0)
+	if (r >= 0 && fsconfig(fs, FSCONFIG_SET_FLAG, "volatile", NULL, 0) < 0)
 		r = -errno;
 	if (r >= 0 && fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
 		r = -errno;
@@ -1071,8 +1055,8 @@ int sbx_mount_setup(const struct sbx_config *cfg, char *step, size_t step_len)
 		r = attach(ws_tree, root, "workspace");
 	if (r < 0)
 		return set_step(step, step_len, r, "attach the workspace", NULL);
-	if (cfg->workspace_overlay || layer_tree >= 0) {
-		r = overlay_workspace(root, cfg, layer_tree, step, step_len);
+	if (layer_tree >= 0) {
+		r = overlay_workspace(root, layer_tree, step, step_len);
 		if (r < 0)
 			return r;
 	}

@@ -69,14 +69,14 @@ struct sbx_config {
 	/* Evaluations (eval/eval.c); a plain run leaves these at -1, NULL and false. */
 	int stdio_fds[3];         /* become the worker's fds 0, 1, 2; -1 keeps the supervisor's */
 	const char *reference_path; /* host folder bound read-only at SBX_REFERENCE, or NULL */
-	bool workspace_overlay;   /* the workspace seen through an overlay with a tmpfs upper */
 
 	/*
-	 * Workspace mode "changes": the workspace is the overlay's read-only lower layer, and
-	 * its upper/ and work/ folders live in this directory (a changeset's layer/, owned by
-	 * host_uid), re-resolved in the child's mount namespace and checked against the fd.
+	 * Workspace mode "changes", or a command whose writes vanish (eval's command criteria):
+	 * the workspace is the overlay's read-only lower layer, and its upper/ and work/ folders
+	 * live in this directory (a changeset's or a scratch layer/, owned by host_uid),
+	 * re-resolved in the child's mount namespace and checked against the fd.
 	 */
-	int changes_layer_fd;     /* -1: no changeset */
+	int changes_layer_fd;     /* -1: no overlay */
 	const char *changes_layer_path;
 };
 

@@ -208,6 +208,27 @@ static cJSON *strv_json(char *const *v, size_t n)
 	return a;
 }
 
+/*
+ * In the locked folder cs->dir_fd (named cs->id in root_path): layer/ with upper/ and work/,
+ * which belong to the sandbox's host id, since overlayfs writes as it. Sets cs->layer_fd and
+ * cs->layer_path. 0 or -errno.
+ */
+static int make_layer(struct sup_changeset *cs, bool privileged, const char *root_path)
+{
+	if (mkdirat(cs->dir_fd, "layer", 0700) < 0 ||
+	    (cs->layer_fd = openat(cs->dir_fd, "layer", O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+							     O_CLOEXEC)) < 0 ||
+	    mkdirat(cs->layer_fd, "upper", 0700) < 0 || mkdirat(cs->layer_fd, "work", 0700) < 0)
+		return -errno;
+	if (privileged &&
+	    (fchownat(cs->layer_fd, "upper", cs->upper_uid, cs->upper_gid, AT_SYMLINK_NOFOLLOW) < 0 ||
+	     fchownat(cs->layer_fd, "work", cs->upper_uid, cs->upper_gid, AT_SYMLINK_NOFOLLOW) < 0 ||
+	     fchown(cs->layer_fd, cs->upper_uid, cs->upper_gid) < 0))
+		return -errno;
+	int n = snprintf(cs->layer_path, sizeof(cs->layer_path), "%s/%s/layer", root_path, cs->id);
+	return n < 0 || (size_t)n >= sizeof(cs->layer_path) ? -ENAMETOOLONG : 0;
+}
+
 int sup_changeset_create(bool privileged, int ws_fd, const char *ws_path, uint32_t upper_uid,
 			 uint32_t upper_gid, const struct pol_policy *pol, char *const *argv,
 			 struct sup_changeset *out, char *why, size_t why_len)
@@ -247,21 +268,7 @@ int sup_changeset_create(bool privileged, int ws_fd, const char *ws_path, uint32
 		sup_changeset_done(&cs);
 		return r;
 	}
-	/* layer/ and what is in it belong to the sandbox's host id: overlayfs writes as it. */
-	r = 0;
-	if (mkdirat(cs.dir_fd, "layer", 0700) < 0 ||
-	    (cs.layer_fd = openat(cs.dir_fd, "layer", O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-							   O_CLOEXEC)) < 0 ||
-	    mkdirat(cs.layer_fd, "upper", 0700) < 0 || mkdirat(cs.layer_fd, "work", 0700) < 0)
-		r = -errno;
-	if (r >= 0 && privileged &&
-	    (fchownat(cs.layer_fd, "upper", upper_uid, upper_gid, AT_SYMLINK_NOFOLLOW) < 0 ||
-	     fchownat(cs.layer_fd, "work", upper_uid, upper_gid, AT_SYMLINK_NOFOLLOW) < 0 ||
-	     fchown(cs.layer_fd, upper_uid, upper_gid) < 0))
-		r = -errno;
-	n = snprintf(cs.layer_path, sizeof(cs.layer_path), "%s/%s/layer", root_path, cs.id);
-	if (r >= 0 && (n < 0 || (size_t)n >= sizeof(cs.layer_path)))
-		r = -ENAMETOOLONG;
+	r = make_layer(&cs, privileged, root_path);
 
 	struct stat ws;
 	_cleanup_(cJSON_Deletep) cJSON *meta = cJSON_CreateObject();
@@ -598,6 +605,87 @@ int sup_changeset_finish(struct sup_changeset *cs, bool privileged, int ws_fd, b
 	}
 	*out_kept = left;
 	return 0;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Scratch layers                                                                             */
+
+#define SCRATCH_PREFIX ".scratch-"
+
+/* Removes the scratch layers in root that no run holds (their run was killed). */
+static void sweep_scratch(int root)
+{
+	DIR *d = fdopendir(fcntl(root, F_DUPFD_CLOEXEC, 3));
+	if (!d)
+		return;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (strncmp(de->d_name, SCRATCH_PREFIX, strlen(SCRATCH_PREFIX)) != 0)
+			continue;
+		_cleanup_close_ int fd = openat(root, de->d_name, O_RDONLY | O_DIRECTORY |
+								 O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) < 0)
+			continue; /* a live run's */
+		int r = remove_tree(root, de->d_name, 0);
+		if (r < 0)
+			log_debug("remove stale scratch layer %s: %s", de->d_name, strerror(-r));
+	}
+	(void)closedir(d);
+}
+
+int sup_changeset_create_scratch(bool privileged, uint32_t upper_uid, uint32_t upper_gid,
+				 struct sup_changeset *out, char *why, size_t why_len)
+{
+	char root_path[PATH_MAX];
+	_cleanup_close_ int root = -1;
+	int r = state_root(privileged, true, &root, root_path, sizeof(root_path));
+	if (r < 0) {
+		(void)snprintf(why, why_len, "open warden's state directory for a scratch layer%s",
+			       r == -EPERM ? " (it must be ours and mode 0700)"
+			       : r == -EXDEV ? ": its filesystem cannot hold an overlay's upper layer "
+					       "(set XDG_STATE_HOME to a directory on ext4, xfs, "
+					       "btrfs or tmpfs)"
+			       : " (set XDG_STATE_HOME or HOME)");
+		return r;
+	}
+	sweep_scratch(root);
+	struct sup_changeset cs;
+	sup_changeset_init(&cs);
+	cs.upper_uid = upper_uid;
+	cs.upper_gid = upper_gid;
+	(void)clock_gettime(CLOCK_REALTIME_COARSE, &cs.base);
+	uint64_t rnd = 0;
+	r = io_fill_random(&rnd, sizeof(rnd));
+	int n = snprintf(cs.id, sizeof(cs.id), SCRATCH_PREFIX "%016" PRIx64, rnd);
+	if (r >= 0 && (n < 0 || (size_t)n >= sizeof(cs.id)))
+		r = -EOVERFLOW;
+	(void)snprintf(why, why_len, "create a scratch layer in %s", root_path);
+	if (r >= 0 && mkdirat(root, cs.id, 0700) < 0)
+		r = -errno;
+	if (r >= 0 && ((cs.dir_fd = openat(root, cs.id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+							  O_CLOEXEC)) < 0 ||
+		       flock(cs.dir_fd, LOCK_EX | LOCK_NB) < 0))
+		r = -errno;
+	if (r >= 0)
+		r = make_layer(&cs, privileged, root_path);
+	if (r < 0) {
+		if (cs.dir_fd >= 0)
+			(void)remove_tree(root, cs.id, 0);
+		sup_changeset_done(&cs);
+		return r;
+	}
+	*out = cs;
+	return 0;
+}
+
+int sup_changeset_discard(struct sup_changeset *cs, bool privileged)
+{
+	char root_path[PATH_MAX];
+	_cleanup_close_ int root = -1;
+	int r = state_root(privileged, false, &root, root_path, sizeof(root_path));
+	if (r >= 0)
+		r = remove_tree(root, cs->id, 0);
+	return r;
 }
 
 /* ------------------------------------------------------------------------------------------ */

@@ -50,6 +50,20 @@ int sup_changeset_create(bool privileged, int ws_fd, const char *ws_path, uint32
 			 uint32_t upper_gid, const struct pol_policy *pol, char *const *argv,
 			 struct sup_changeset *out, char *why, size_t why_len);
 
+/*
+ * A scratch layer: the same layer/ (upper/ and work/ for the sandbox's host id) in a locked
+ * folder .scratch-<random> of the state directory, with no meta.json, never listed, applied
+ * or kept: the overlay for a command whose writes must vanish (eval's command criteria). On
+ * disk rather than on a tmpfs, whose user xattrs overlayfs needs in a user namespace and
+ * which Linux has only from 6.6. Scratch folders that no run holds any more (a killed
+ * supervisor's) are removed when the next one is made. Returns 0 or -errno with why filled.
+ */
+int sup_changeset_create_scratch(bool privileged, uint32_t upper_uid, uint32_t upper_gid,
+				 struct sup_changeset *out, char *why, size_t why_len);
+
+/* Removes cs's folder, whatever it holds (a scratch layer at the end of its run). 0 or -errno. */
+int sup_changeset_discard(struct sup_changeset *cs, bool privileged);
+
 /* Bounds of sup_changeset_snapshot's copy. */
 #define SUP_SNAPSHOT_MAX_ENTRIES 200000u
 #define SUP_SNAPSHOT_MAX_BYTES (8ull << 30)

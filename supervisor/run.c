@@ -117,8 +117,9 @@ struct run_state {
 	struct sbx_seccomp_prog seccomp;
 	struct sbx_placeholder *placeholders;
 	size_t n_placeholders;
-	struct sup_changeset cs; /* workspace mode changes */
+	struct sup_changeset cs; /* workspace mode changes, or a scratch layer */
 	bool use_changes;
+	bool scratch;            /* cs is a scratch layer: discarded, never applied */
 	char **envp;
 	char **worker_argv;
 	struct sup_channel chan_state;
@@ -1082,13 +1083,23 @@ static int prepare(struct run_state *st, const struct sup_run_opts *opts,
 
 	sbx_fs_name(st->workspace_fd, res->ws_fs, sizeof(res->ws_fs));
 	/*
-	 * Workspace: in mode changes, a changeset whose layer takes every write; in mode direct,
-	 * placeholders for missing protected paths.
+	 * Workspace: in mode changes, a changeset whose layer takes every write; for a command
+	 * whose writes vanish (workspace_overlay), a scratch layer, discarded at the end; in mode
+	 * direct, placeholders for missing protected paths.
 	 */
-	st->use_changes = (st->pol->ws_mode == POL_WS_CHANGES || opts->changes_workspace) &&
-			  !opts->direct_workspace && !opts->workspace_overlay;
-	res->changes_mode = st->use_changes;
-	if (st->use_changes) {
+	st->scratch = opts->workspace_overlay;
+	st->use_changes = st->scratch ||
+			  ((st->pol->ws_mode == POL_WS_CHANGES || opts->changes_workspace) &&
+			   !opts->direct_workspace);
+	res->changes_mode = st->use_changes && !st->scratch;
+	if (st->scratch) {
+		char what_cs[PATH_MAX + 64];
+		r = sup_changeset_create_scratch(res->privileged, res->host_uid, res->host_gid,
+						 &st->cs, what_cs, sizeof(what_cs));
+		if (r < 0)
+			return setup_failed(res, r, "%s", what_cs);
+		log_debug("scratch layer %s", st->cs.layer_path);
+	} else if (st->use_changes) {
 		char what_cs[PATH_MAX + 64];
 		r = sup_changeset_create(res->privileged, st->workspace_fd, st->workspace_path,
 					 res->host_uid, res->host_gid, st->pol, opts->argv, &st->cs,
@@ -1249,7 +1260,6 @@ static int spawn_and_attest(struct run_state *st, struct sup_run_result *res)
 		.n_placeholders = st->n_placeholders,
 		.stdio_fds = { st->devnull, st->out_pipe[1], st->err_pipe[1] },
 		.reference_path = st->opts->reference,
-		.workspace_overlay = st->opts->workspace_overlay,
 		.changes_layer_fd = st->use_changes ? st->cs.layer_fd : -1,
 		.changes_layer_path = st->cs.layer_path,
 	};
@@ -1543,7 +1553,11 @@ int sup_run(const struct sup_run_opts *opts, struct sup_run_result *res)
 	finish_pipe(&st.out_pipe[0], opts->out);
 	finish_pipe(&st.err_pipe[0], opts->err);
 	/* And in the changeset's layer: apply its safe part, keep the rest. */
-	if (st.cs.dir_fd >= 0) {
+	if (st.cs.dir_fd >= 0 && st.scratch) {
+		int r = sup_changeset_discard(&st.cs, res->privileged);
+		if (r < 0)
+			log_errno(r, "remove the scratch layer %s", st.cs.layer_path);
+	} else if (st.cs.dir_fd >= 0) {
 		bool apply = st.pol->ws_apply == POL_WS_APPLY_SAFE || opts->changes_workspace;
 		int r = sup_changeset_finish(&st.cs, res->privileged, st.workspace_fd, apply, st.pol,
 					     &res->changes, &res->changes_kept);
