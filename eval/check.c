@@ -103,12 +103,13 @@ int ev_cmd_check(int argc, char **argv)
 		return 2;
 	}
 	struct sbx_seccomp_prog prog = { 0 };
-	r = sbx_seccomp_build(task->policy, &prog);
+	struct fail fail;
+	r = sbx_seccomp_build(task->policy, &prog, &fail);
 	sbx_seccomp_prog_done(&prog);
 	if (r < 0) {
+		/* err 0: the policy's fault, named in what; else the errno alone, as before. */
 		(void)fprintf(stderr, "%s: the policy's seccomp filter: %s\n", file,
-			      r == -EINVAL && *sbx_seccomp_last_error() ? sbx_seccomp_last_error()
-								       : strerror(-r));
+			      fail.err == 0 ? fail.what : strerror(-r));
 		return 2;
 	}
 

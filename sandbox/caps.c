@@ -13,18 +13,13 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "fail.h"
 #include "sandbox.h"
 
 #define SBX_SECUREBITS                                                                    \
 	(SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |                  \
 	 SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED | SECBIT_NO_CAP_AMBIENT_RAISE | \
 	 SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED)
-
-static int fail_step(char *step, size_t step_len, const char *what, int err)
-{
-	(void)snprintf(step, step_len, "%s", what);
-	return err;
-}
 
 /* Reads all five sets as masks, straight from the kernel. */
 static int read_sets(uint64_t out[5])
@@ -49,7 +44,7 @@ static int read_sets(uint64_t out[5])
 	return 0;
 }
 
-int sbx_drop_privileges(uint64_t keep, char *step, size_t step_len)
+int sbx_caps_drop(uint64_t keep, struct fail *f)
 {
 	/*
 	 * Securebits first: locking them needs CAP_SETPCAP, which is about to go. With NOROOT
@@ -61,7 +56,7 @@ int sbx_drop_privileges(uint64_t keep, char *step, size_t step_len)
 	if (keep)
 		bits &= ~(unsigned long)(SECBIT_NO_CAP_AMBIENT_RAISE | SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED);
 	if (prctl(PR_SET_SECUREBITS, bits, 0, 0, 0) < 0)
-		return fail_step(step, step_len, "lock securebits", -errno);
+		return fail_set(f, -errno, "lock securebits");
 
 	/*
 	 * libcap-ng's state is per process image: this child inherited the supervisor's, which
@@ -76,49 +71,55 @@ int sbx_drop_privileges(uint64_t keep, char *step, size_t step_len)
 				 CAPNG_EFFECTIVE | CAPNG_PERMITTED | CAPNG_INHERITABLE |
 					 CAPNG_BOUNDING_SET | CAPNG_AMBIENT,
 				 cap) < 0)
-			return fail_step(step, step_len, "select the capabilities to keep", -EINVAL);
+			return fail_set(f, -EINVAL, "select the capabilities to keep");
 	}
 	/* Bounding and ambient first, while CAP_SETPCAP is still effective, then the rest. */
 	if (capng_apply(CAPNG_SELECT_BOUNDS) < 0)
-		return fail_step(step, step_len, "drop the bounding set", -EPERM);
+		return fail_set(f, -EPERM, "drop the bounding set");
 	if (capng_apply(CAPNG_SELECT_CAPS) < 0)
-		return fail_step(step, step_len, "drop the effective, permitted and inheritable sets",
-				 -EPERM);
+		return fail_set(f, -EPERM, "drop the effective, permitted and inheritable sets");
 	if (!keep && prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0)
-		return fail_step(step, step_len, "clear ambient capabilities", -errno);
+		return fail_set(f, -errno, "clear ambient capabilities");
 	if (keep && capng_apply(CAPNG_SELECT_AMBIENT) < 0)
-		return fail_step(step, step_len, "set the ambient set", -EPERM);
+		return fail_set(f, -EPERM, "set the ambient set");
 
 	/* Verify rather than trust: every set must read back as exactly the kept mask. */
 	uint64_t sets[5];
 	int r = read_sets(sets);
 	if (r < 0)
-		return fail_step(step, step_len, "read back the capability sets", r);
+		return fail_set(f, r, "read back the capability sets");
 	for (int i = 0; i < 5; i++)
 		if (sets[i] != keep)
-			return fail_step(step, step_len,
-					 keep ? "verify the capability sets hold only the kept ones"
-					      : "verify capabilities are empty",
-					 -EPERM);
+			return fail_set(f, -EPERM, "%s", keep ? "verify the capability sets hold only the kept ones"
+					      : "verify capabilities are empty");
 
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-		return fail_step(step, step_len, "set no_new_privs", -errno);
+		return fail_set(f, -errno, "set no_new_privs");
 	return 0;
+}
+
+int sbx_drop_privileges(uint64_t keep, char *step, size_t step_len)
+{
+	struct fail f;
+	fail_init(&f);
+	int r = sbx_caps_drop(keep, &f);
+	if (r < 0 && step && step_len)
+		(void)snprintf(step, step_len, "%s", f.what);
+	return r;
 }
 
 int sbx_become_owner(uint32_t uid, uint32_t gid, uint64_t keep)
 {
-	char step[64];
 	/*
 	 * With the uid fixup off, the switch below keeps this process's capabilities, so that
-	 * sbx_drop_privileges can still lock the securebits and then keep exactly `keep`.
+	 * sbx_caps_drop can still lock the securebits and then keep exactly `keep`.
 	 */
 	if (prctl(PR_SET_SECUREBITS, SECBIT_NO_SETUID_FIXUP, 0, 0, 0) < 0)
 		return -errno;
 	gid_t g = (gid_t)gid;
 	if (setgroups(1, &g) < 0 || setresgid(g, g, g) < 0 || setresuid(uid, uid, uid) < 0)
 		return -errno;
-	return sbx_drop_privileges(keep, step, sizeof(step));
+	return sbx_caps_drop(keep, NULL);
 }
 
 int sbx_drop_privileges_unprivileged(void)

@@ -208,7 +208,7 @@ static int cap_sets(uint64_t out[3])
 /*
  * Unprivileged mode: no id to switch to. Where the process holds CAP_SETPCAP (root of a user
  * namespace) every set goes, the bounding set included, with securebits locked
- * (sbx_drop_privileges); else the effective, permitted, inheritable and ambient sets are
+ * (sbx_caps_drop); else the effective, permitted, inheritable and ambient sets are
  * emptied, which lowering alone allows, and no_new_privs set.
  */
 static int drop_unprivileged(void)
@@ -218,8 +218,7 @@ static int drop_unprivileged(void)
 	if (r < 0)
 		return r;
 	if (sets[0] & (1ull << CAP_SETPCAP)) {
-		char step[64];
-		return sbx_drop_privileges(0, step, sizeof(step));
+		return sbx_caps_drop(0, NULL);
 	}
 	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
 		return -errno;

@@ -33,10 +33,10 @@
 #define SBX_ROOT_TMPFS_SIZE "8m"
 #define SBX_DEV_TMPFS_SIZE "64k"
 
-static int set_step(char *step, size_t step_len, int err, const char *what, const char *arg)
+/* The step that failed, in f: what, and arg after a space when there is one. Returns err. */
+static int set_step(struct fail *f, int err, const char *what, const char *arg)
 {
-	(void)snprintf(step, step_len, "%s%s%s", what, arg ? " " : "", arg ? arg : "");
-	return err;
+	return fail_set(f, err, "%s%s%s", what, arg ? " " : "", arg ? arg : "");
 }
 
 /*
@@ -256,36 +256,36 @@ static const char *const proc_masked_files[] = {
 static const char *const proc_masked_dirs[] = { "acpi", "scsi", "asound", "driver" };
 static const char *const proc_readonly_dirs[] = { "sys", "bus", "fs", "irq" };
 
-static int setup_proc(int root, char *step, size_t step_len)
+static int setup_proc(int root, struct fail *f)
 {
 	static const char *const proc_opts[] = { "hidepid", "invisible", NULL };
 	_cleanup_close_ int mnt = new_fs("proc", proc_opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
 							       MOUNT_ATTR_NOEXEC);
 	if (mnt < 0)
-		return set_step(step, step_len, mnt, "mount proc", NULL);
+		return set_step(f, mnt, "mount proc", NULL);
 	int r = mkdir_p(root, "proc");
 	if (r < 0)
-		return set_step(step, step_len, r, "create /proc", NULL);
+		return set_step(f, r, "create /proc", NULL);
 	r = attach(mnt, root, "proc");
 	if (r < 0)
-		return set_step(step, step_len, r, "attach /proc", NULL);
+		return set_step(f, r, "attach /proc", NULL);
 
 	_cleanup_close_ int proc = openat(root, "proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (proc < 0)
-		return set_step(step, step_len, -errno, "open /proc", NULL);
+		return set_step(f, -errno, "open /proc", NULL);
 
 	for (size_t i = 0; i < ELEMENTSOF(proc_readonly_dirs); i++) {
 		_cleanup_close_ int tree = clone_tree(proc, proc_readonly_dirs[i], true);
 		if (tree == -ENOENT)
 			continue;
 		if (tree < 0)
-			return set_step(step, step_len, tree, "clone /proc/", proc_readonly_dirs[i]);
+			return set_step(f, tree, "clone /proc/", proc_readonly_dirs[i]);
 		r = set_attr(tree, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
 					   MOUNT_ATTR_NOEXEC, true);
 		if (r >= 0)
 			r = attach(tree, proc, proc_readonly_dirs[i]);
 		if (r < 0)
-			return set_step(step, step_len, r, "make read-only /proc/",
+			return set_step(f, r, "make read-only /proc/",
 					proc_readonly_dirs[i]);
 	}
 	/*
@@ -300,13 +300,13 @@ static int setup_proc(int root, char *step, size_t step_len)
 		_cleanup_close_ int tree = first ? clone_tree(proc, first, false)
 						 : clone_tree(AT_FDCWD, "/dev/null", false);
 		if (tree < 0)
-			return set_step(step, step_len, tree, "clone the /proc mask", NULL);
+			return set_step(f, tree, "clone the /proc mask", NULL);
 		r = first ? 0 : set_attr(tree, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
 						       MOUNT_ATTR_NOEXEC, false);
 		if (r >= 0)
 			r = attach(tree, proc, proc_masked_files[i]);
 		if (r < 0)
-			return set_step(step, step_len, r, "mask /proc/", proc_masked_files[i]);
+			return set_step(f, r, "mask /proc/", proc_masked_files[i]);
 		first = first ? first : proc_masked_files[i];
 	}
 	first = NULL;
@@ -322,7 +322,7 @@ static int setup_proc(int root, char *step, size_t step_len)
 		if (r >= 0)
 			r = attach(tree, proc, proc_masked_dirs[i]);
 		if (r < 0)
-			return set_step(step, step_len, r, "mask /proc/", proc_masked_dirs[i]);
+			return set_step(f, r, "mask /proc/", proc_masked_dirs[i]);
 		first = first ? first : proc_masked_dirs[i];
 	}
 	return 0;
@@ -330,15 +330,15 @@ static int setup_proc(int root, char *step, size_t step_len)
 
 static const char *const dev_nodes[] = { "null", "zero", "full", "random", "urandom", "tty" };
 
-static int setup_dev(int root, const char *tmp_size, char *step, size_t step_len)
+static int setup_dev(int root, const char *tmp_size, struct fail *f)
 {
 	static const char *const dev_opts[] = { "size", SBX_DEV_TMPFS_SIZE, "mode", "0755", NULL };
 	int r = mount_new_fs(root, "dev", "tmpfs", dev_opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC);
 	if (r < 0)
-		return set_step(step, step_len, r, "mount /dev", NULL);
+		return set_step(f, r, "mount /dev", NULL);
 	_cleanup_close_ int dev = openat(root, "dev", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (dev < 0)
-		return set_step(step, step_len, -errno, "open /dev", NULL);
+		return set_step(f, -errno, "open /dev", NULL);
 
 	for (size_t i = 0; i < ELEMENTSOF(dev_nodes); i++) {
 		char src[32];
@@ -346,40 +346,40 @@ static int setup_dev(int root, const char *tmp_size, char *step, size_t step_len
 		/* The device binds are the only place without nodev, necessarily. */
 		_cleanup_close_ int tree = clone_tree(AT_FDCWD, src, false);
 		if (tree < 0)
-			return set_step(step, step_len, tree, "bind", src);
+			return set_step(f, tree, "bind", src);
 		r = set_attr(tree, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, false);
 		if (r >= 0)
 			r = make_mount_point(dev, dev_nodes[i], false);
 		if (r >= 0)
 			r = attach(tree, dev, dev_nodes[i]);
 		if (r < 0)
-			return set_step(step, step_len, r, "bind", src);
+			return set_step(f, r, "bind", src);
 	}
 
 	static const char *const pts_opts[] = { "newinstance", "", "ptmxmode", "0666", "mode",
 						"0620", NULL };
 	_cleanup_close_ int pts = fsopen("devpts", FSOPEN_CLOEXEC);
 	if (pts < 0)
-		return set_step(step, step_len, -errno, "mount /dev/pts", NULL);
+		return set_step(f, -errno, "mount /dev/pts", NULL);
 	if (fsconfig(pts, FSCONFIG_SET_FLAG, pts_opts[0], NULL, 0) < 0 ||
 	    fsconfig(pts, FSCONFIG_SET_STRING, pts_opts[2], pts_opts[3], 0) < 0 ||
 	    fsconfig(pts, FSCONFIG_SET_STRING, pts_opts[4], pts_opts[5], 0) < 0 ||
 	    fsconfig(pts, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
-		return set_step(step, step_len, -errno, "configure /dev/pts", NULL);
+		return set_step(f, -errno, "configure /dev/pts", NULL);
 	_cleanup_close_ int pts_mnt =
 		fsmount(pts, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC);
 	if (pts_mnt < 0)
-		return set_step(step, step_len, -errno, "mount /dev/pts", NULL);
+		return set_step(f, -errno, "mount /dev/pts", NULL);
 	r = mkdir_p(dev, "pts");
 	if (r >= 0)
 		r = attach(pts_mnt, dev, "pts");
 	if (r < 0)
-		return set_step(step, step_len, r, "attach /dev/pts", NULL);
+		return set_step(f, r, "attach /dev/pts", NULL);
 
 	const char *shm_opts[] = { "size", tmp_size, "mode", "1777", NULL };
 	r = mount_new_fs(dev, "shm", "tmpfs", shm_opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
 	if (r < 0)
-		return set_step(step, step_len, r, "mount /dev/shm", NULL);
+		return set_step(f, r, "mount /dev/shm", NULL);
 
 	static const char *const links[][2] = {
 		{ "pts/ptmx", "ptmx" },		  { "/proc/self/fd", "fd" },
@@ -388,16 +388,16 @@ static int setup_dev(int root, const char *tmp_size, char *step, size_t step_len
 	};
 	for (size_t i = 0; i < ELEMENTSOF(links); i++) {
 		if (symlinkat(links[i][0], dev, links[i][1]) < 0)
-			return set_step(step, step_len, -errno, "link /dev/", links[i][1]);
+			return set_step(f, -errno, "link /dev/", links[i][1]);
 	}
 	/* Only mount points and links live here: make the /dev tmpfs itself read-only. */
 	r = set_attr(dev, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, false);
 	if (r < 0)
-		return set_step(step, step_len, r, "make /dev read-only", NULL);
+		return set_step(f, r, "make /dev read-only", NULL);
 	return 0;
 }
 
-static int setup_etc(int root, const struct pol_policy *pol, char *step, size_t step_len)
+static int setup_etc(int root, const struct pol_policy *pol, struct fail *f)
 {
 	char text[1024];
 	/* With the host's uts namespace shared, /etc/hostname and /etc/hosts tell its name. */
@@ -407,7 +407,7 @@ static int setup_etc(int root, const struct pol_policy *pol, char *step, size_t 
 		hostname = u.nodename;
 	int r = mkdir_p(root, "etc");
 	if (r < 0)
-		return set_step(step, step_len, r, "create /etc", NULL);
+		return set_step(f, r, "create /etc", NULL);
 
 	(void)snprintf(text, sizeof(text),
 		       "root:x:0:0:root:/root:/usr/sbin/nologin\n"
@@ -416,24 +416,24 @@ static int setup_etc(int root, const struct pol_policy *pol, char *step, size_t 
 		       pol->user_name, pol->uid, pol->gid, pol->user_name, pol->user_name);
 	r = write_new_file(root, "etc/passwd", text, 0644);
 	if (r < 0)
-		return set_step(step, step_len, r, "write /etc/passwd", NULL);
+		return set_step(f, r, "write /etc/passwd", NULL);
 
 	(void)snprintf(text, sizeof(text), "root:x:0:\n%s:x:%u:\nnogroup:x:65534:\n",
 		       pol->user_name, pol->gid);
 	r = write_new_file(root, "etc/group", text, 0644);
 	if (r < 0)
-		return set_step(step, step_len, r, "write /etc/group", NULL);
+		return set_step(f, r, "write /etc/group", NULL);
 
 	(void)snprintf(text, sizeof(text), "%s\n", hostname);
 	r = write_new_file(root, "etc/hostname", text, 0644);
 	if (r < 0)
-		return set_step(step, step_len, r, "write /etc/hostname", NULL);
+		return set_step(f, r, "write /etc/hostname", NULL);
 
 	(void)snprintf(text, sizeof(text), "127.0.0.1\tlocalhost %s\n::1\tlocalhost\n",
 		       hostname);
 	r = write_new_file(root, "etc/hosts", text, 0644);
 	if (r < 0)
-		return set_step(step, step_len, r, "write /etc/hosts", NULL);
+		return set_step(f, r, "write /etc/hosts", NULL);
 	return 0;
 }
 
@@ -501,19 +501,19 @@ static int rel_shorter_first(const void *a, const void *b)
  * supervisor covered them, or allow_create lets them be made. Resolution never follows a
  * symlink; a protected path that is a symlink, or is reached through one, refuses the run.
  */
-static int protect_workspace(int root, const struct sbx_config *cfg, char *step, size_t step_len)
+static int protect_workspace(int root, const struct sbx_config *cfg, struct fail *f)
 {
 	const struct pol_policy *pol = cfg->pol;
 	_cleanup_close_ int ws = openat(root, "workspace", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (ws < 0)
-		return set_step(step, step_len, -errno, "open /workspace", NULL);
+		return set_step(f, -errno, "open /workspace", NULL);
 
 	size_t n = 1 + pol->n_protect + cfg->n_placeholders, n_pins = 0;
 	_cleanup_free_ struct ws_rel *rels = calloc(n, sizeof(*rels));
 	_cleanup_free_ bool *keep = calloc(n, sizeof(*keep));
 	_cleanup_free_ struct ws_rel *pins = NULL;
 	if (!rels || !keep)
-		return set_step(step, step_len, -ENOMEM, "allocate", NULL);
+		return set_step(f, -ENOMEM, "allocate", NULL);
 	rels[0] = (struct ws_rel){ ".git", 4 };
 	for (size_t i = 0; i < pol->n_protect; i++) {
 		size_t len = strlen(pol->protect[i]);
@@ -537,14 +537,14 @@ static int protect_workspace(int root, const struct sbx_config *cfg, char *step,
 		if (fd == -ENOENT || fd == -ENOTDIR)
 			continue; /* covered by a placeholder or blocker, or allowed to be created */
 		if (fd < 0)
-			return set_step(step, step_len, fd, "resolve protected path", buf);
+			return set_step(f, fd, "resolve protected path", buf);
 		struct stat st;
 		if (fstat(fd, &st) < 0)
-			return set_step(step, step_len, -errno, "stat protected path", buf);
+			return set_step(f, -errno, "stat protected path", buf);
 		if (S_ISLNK(st.st_mode))
-			return set_step(step, step_len, -ELOOP, "protected path is a symlink:", buf);
+			return set_step(f, -ELOOP, "protected path is a symlink:", buf);
 		if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
-			return set_step(step, step_len, -EINVAL, "protected path is not a file:", buf);
+			return set_step(f, -EINVAL, "protected path is not a file:", buf);
 		keep[i] = true;
 		/* Its ancestors become pins (each once). */
 		for (size_t k = 1; k < rels[i].len; k++) {
@@ -558,7 +558,7 @@ static int protect_workspace(int root, const struct sbx_config *cfg, char *step,
 				continue;
 			struct ws_rel *grown = reallocarray(pins, n_pins + 1, sizeof(*pins));
 			if (!grown)
-				return set_step(step, step_len, -ENOMEM, "allocate", NULL);
+				return set_step(f, -ENOMEM, "allocate", NULL);
 			pins = grown;
 			pins[n_pins++] = a;
 		}
@@ -570,7 +570,7 @@ static int protect_workspace(int root, const struct sbx_config *cfg, char *step,
 		_cleanup_close_ int fd = open_ws_rel(ws, &pins[p], buf);
 		int r = fd < 0 ? fd : bind_onto_itself(fd, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
 		if (r < 0)
-			return set_step(step, step_len, r, "pin the directory above a protected path",
+			return set_step(f, r, "pin the directory above a protected path",
 					buf);
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -582,7 +582,7 @@ static int protect_workspace(int root, const struct sbx_config *cfg, char *step,
 			       : bind_onto_itself(fd, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
 							      MOUNT_ATTR_NODEV);
 		if (r < 0)
-			return set_step(step, step_len, r, "bind protected path", buf);
+			return set_step(f, r, "bind protected path", buf);
 	}
 	return 0;
 }
@@ -637,8 +637,7 @@ static int write_all(int fd, const char *buf, size_t len)
  * XDG_CONFIG_HOME elsewhere gets nothing. The file belongs to the sandbox user, who may change
  * it: it spares git's users a surprise and protects nothing.
  */
-static int write_git_excludes(int root, const struct sbx_config *cfg, char *step,
-			      size_t step_len)
+static int write_git_excludes(int root, const struct sbx_config *cfg, struct fail *f)
 {
 	size_t n_listed = 0;
 	for (size_t i = 0; i < cfg->n_placeholders; i++)
@@ -661,14 +660,14 @@ static int write_git_excludes(int root, const struct sbx_config *cfg, char *step
 		return 0;
 	int r = mkdir_p(root, rel);
 	if (r < 0)
-		return set_step(step, step_len, r, "create", dir);
+		return set_step(f, r, "create", dir);
 	len = snprintf(file, sizeof(file), "%s/ignore", rel);
 	if (len < 0 || (size_t)len >= sizeof(file))
-		return set_step(step, step_len, -ENAMETOOLONG, "write git's excludes file in", dir);
+		return set_step(f, -ENAMETOOLONG, "write git's excludes file in", dir);
 	_cleanup_close_ int fd =
 		openat(root, file, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0)
-		return set_step(step, step_len, -errno, "write git's excludes file in", dir);
+		return set_step(f, -errno, "write git's excludes file in", dir);
 	static const char head[] = "# warden: placeholders for protected paths, there only while "
 				   "the run lasts (docs/workspace.md)\n";
 	r = write_all(fd, head, sizeof(head) - 1);
@@ -692,7 +691,7 @@ static int write_git_excludes(int root, const struct sbx_config *cfg, char *step
 			r = write_all(fd, line, o);
 	}
 	if (r < 0)
-		return set_step(step, step_len, r, "write git's excludes file in", dir);
+		return set_step(f, r, "write git's excludes file in", dir);
 	return 0;
 }
 
@@ -732,13 +731,13 @@ static int clone_workspace(const struct sbx_config *cfg)
  * else by /dev/null (reads as empty). Resolution never follows a symlink; a path that vanished
  * since the supervisor's walk is skipped (there is nothing left to read).
  */
-static int hide_paths(int root, const struct sbx_config *cfg, char *step, size_t step_len)
+static int hide_paths(int root, const struct sbx_config *cfg, struct fail *f)
 {
 	if (!cfg->n_hidden)
 		return 0;
 	_cleanup_close_ int ws = openat(root, "workspace", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (ws < 0)
-		return set_step(step, step_len, -errno, "open /workspace", NULL);
+		return set_step(f, -errno, "open /workspace", NULL);
 	struct open_how how = {
 		.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
 		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
@@ -749,10 +748,10 @@ static int hide_paths(int root, const struct sbx_config *cfg, char *step, size_t
 		if (fd < 0 && errno == ENOENT)
 			continue;
 		if (fd < 0)
-			return set_step(step, step_len, -errno, "resolve hidden path", rel);
+			return set_step(f, -errno, "resolve hidden path", rel);
 		struct stat st;
 		if (fstat(fd, &st) < 0)
-			return set_step(step, step_len, -errno, "stat hidden path", rel);
+			return set_step(f, -errno, "stat hidden path", rel);
 		if (S_ISLNK(st.st_mode))
 			continue;
 		_cleanup_close_ int tree = -1;
@@ -773,7 +772,7 @@ static int hide_paths(int root, const struct sbx_config *cfg, char *step, size_t
 		}
 		int r = tree < 0 ? tree : attach(tree, fd, "");
 		if (r < 0)
-			return set_step(step, step_len, r, "hide", rel);
+			return set_step(f, r, "hide", rel);
 	}
 	return 0;
 }
@@ -807,27 +806,27 @@ static int capture_reference(const char *path)
  * detached and its mount point removed.
  */
 #define OVERLAY_SCRATCH ".warden-overlay"
-static int overlay_workspace(int root, int layer, char *step, size_t step_len)
+static int overlay_workspace(int root, int layer, struct fail *f)
 {
 	int r = mkdir_p(root, OVERLAY_SCRATCH);
 	if (r >= 0)
 		r = attach(layer, root, OVERLAY_SCRATCH);
 	if (r < 0)
-		return set_step(step, step_len, r, "attach the changeset's layer", NULL);
+		return set_step(f, r, "attach the changeset's layer", NULL);
 	/* The merged root takes its mode from the upper folder: copy the lower's. */
 	struct stat ws;
 	if (fstatat(root, "workspace", &ws, AT_SYMLINK_NOFOLLOW) < 0 ||
 	    fchmodat(root, OVERLAY_SCRATCH "/upper", ws.st_mode & 0777, 0) < 0)
-		return set_step(step, step_len, -errno, "prepare the overlay's folders", NULL);
+		return set_step(f, -errno, "prepare the overlay's folders", NULL);
 	/* The lower layer stays mounted below the overlay: read-only, which is all it needs. */
 	struct mount_attr ro = { .attr_set = MOUNT_ATTR_RDONLY };
 	if (mount_setattr(root, "workspace", AT_SYMLINK_NOFOLLOW, &ro, sizeof(ro)) < 0)
-		return set_step(step, step_len, -errno, "make the overlay's lower layer read-only",
+		return set_step(f, -errno, "make the overlay's lower layer read-only",
 				NULL);
 
 	_cleanup_close_ int fs = fsopen("overlay", FSOPEN_CLOEXEC);
 	if (fs < 0)
-		return set_step(step, step_len, -errno, "open an overlay filesystem", NULL);
+		return set_step(f, -errno, "open an overlay filesystem", NULL);
 	/*
 	 * No redirects, no metacopy, no index: the upper layer holds only whole files, plain
 	 * directories, whiteouts and opaque markers, which is all the apply walker accepts.
@@ -859,16 +858,16 @@ static int overlay_workspace(int root, int layer, char *step, size_t step_len)
 	if (r >= 0 && fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
 		r = -errno;
 	if (r < 0)
-		return set_step(step, step_len, r, "create the workspace overlay", NULL);
+		return set_step(f, r, "create the workspace overlay", NULL);
 	_cleanup_close_ int mnt = fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
 	if (mnt < 0)
-		return set_step(step, step_len, -errno, "mount the workspace overlay", NULL);
+		return set_step(f, -errno, "mount the workspace overlay", NULL);
 	r = attach(mnt, root, "workspace");
 	if (r < 0)
-		return set_step(step, step_len, r, "attach the workspace overlay", NULL);
+		return set_step(f, r, "attach the workspace overlay", NULL);
 	if (umount2(SBX_STAGING "/" OVERLAY_SCRATCH, MNT_DETACH) < 0 ||
 	    unlinkat(root, OVERLAY_SCRATCH, AT_REMOVEDIR) < 0)
-		return set_step(step, step_len, -errno, "detach the overlay's layer", NULL);
+		return set_step(f, -errno, "detach the overlay's layer", NULL);
 	return 0;
 }
 
@@ -932,21 +931,21 @@ static void captured_done(void)
 	captured.ws_tree = captured.ref_tree = captured.layer_tree = -1;
 }
 
-int sbx_mount_capture(const struct sbx_config *cfg, char *step, size_t step_len)
+int sbx_mount_capture(const struct sbx_config *cfg, struct fail *f)
 {
 	const struct pol_policy *pol = cfg->pol;
 	int r;
 
 	/* Nothing we mount may propagate back to the host. */
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
-		return set_step(step, step_len, -errno, "make mounts private", NULL);
+		return set_step(f, -errno, "make mounts private", NULL);
 
 	/* Capture every host source while the host tree is still in view. */
 	captured.caps = calloc(pol->n_binds + pol->n_etc_files + 1, sizeof(*captured.caps));
 	captured.etc_dsts = calloc(pol->n_etc_files + 1, sizeof(char *));
 	if (!captured.caps || !captured.etc_dsts) {
 		captured_done();
-		return set_step(step, step_len, -ENOMEM, "allocate", NULL);
+		return set_step(f, -ENOMEM, "allocate", NULL);
 	}
 	struct capture *caps = captured.caps;
 	char etc_src[PATH_MAX], etc_dst[PATH_MAX];
@@ -959,7 +958,7 @@ int sbx_mount_capture(const struct sbx_config *cfg, char *step, size_t step_len)
 		caps[captured.used].dst = b->dst;
 		r = capture_source(b->src, b->optional, attrs, &caps[captured.used]);
 		if (r < 0)
-			(void)set_step(step, step_len, r, "bind", b->src);
+			(void)set_step(f, r, "bind", b->src);
 		else if (r > 0)
 			captured.used++;
 	}
@@ -968,7 +967,7 @@ int sbx_mount_capture(const struct sbx_config *cfg, char *step, size_t step_len)
 		(void)snprintf(etc_dst, sizeof(etc_dst), "/etc/%s", pol->etc_files[i]);
 		captured.etc_dsts[i] = strdup(etc_dst);
 		if (!captured.etc_dsts[i]) {
-			r = set_step(step, step_len, -ENOMEM, "allocate", NULL);
+			r = set_step(f, -ENOMEM, "allocate", NULL);
 			break;
 		}
 		captured.n_etc = i + 1;
@@ -978,7 +977,7 @@ int sbx_mount_capture(const struct sbx_config *cfg, char *step, size_t step_len)
 				   MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
 				   &caps[captured.used]);
 		if (r < 0)
-			(void)set_step(step, step_len, r, "bind", etc_src);
+			(void)set_step(f, r, "bind", etc_src);
 		else if (r > 0)
 			captured.used++;
 	}
@@ -994,20 +993,20 @@ int sbx_mount_capture(const struct sbx_config *cfg, char *step, size_t step_len)
 					     false);
 		}
 		if (r < 0)
-			(void)set_step(step, step_len, r, "capture the workspace", NULL);
+			(void)set_step(f, r, "capture the workspace", NULL);
 	}
 	if (r >= 0 && cfg->changes_layer_fd >= 0) {
 		captured.layer_tree = capture_layer(cfg);
 		r = captured.layer_tree < 0 ? captured.layer_tree : 0;
 		if (r < 0)
-			(void)set_step(step, step_len, r, "capture the changeset's layer",
+			(void)set_step(f, r, "capture the changeset's layer",
 				       cfg->changes_layer_path);
 	}
 	if (r >= 0 && cfg->reference_path) {
 		captured.ref_tree = capture_reference(cfg->reference_path);
 		r = captured.ref_tree < 0 ? captured.ref_tree : 0;
 		if (r < 0)
-			(void)set_step(step, step_len, r, "capture the reference", cfg->reference_path);
+			(void)set_step(f, r, "capture the reference", cfg->reference_path);
 	}
 	if (r < 0) {
 		captured_done();
@@ -1017,13 +1016,13 @@ int sbx_mount_capture(const struct sbx_config *cfg, char *step, size_t step_len)
 	return 0;
 }
 
-int sbx_mount_setup(const struct sbx_config *cfg, char *step, size_t step_len)
+int sbx_mount_setup(const struct sbx_config *cfg, struct fail *f)
 {
 	const struct pol_policy *pol = cfg->pol;
 	int r;
 
 	if (!captured.done)
-		return set_step(step, step_len, -EINVAL, "mount setup before capture", NULL);
+		return set_step(f, -EINVAL, "mount setup before capture", NULL);
 	struct capture *caps = captured.caps;
 	_cleanup_close_ int ws_tree = TAKE_FD(captured.ws_tree);
 	_cleanup_close_ int ref_tree = TAKE_FD(captured.ref_tree);
@@ -1034,19 +1033,19 @@ int sbx_mount_setup(const struct sbx_config *cfg, char *step, size_t step_len)
 	r = 0;
 	if (mount("tmpfs", SBX_STAGING, "tmpfs", MS_NOSUID | MS_NODEV,
 		  "mode=0755,size=" SBX_ROOT_TMPFS_SIZE) < 0)
-		r = set_step(step, step_len, -errno, "mount the root tmpfs", NULL);
+		r = set_step(f, -errno, "mount the root tmpfs", NULL);
 	else if ((root = open(SBX_STAGING, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
-		r = set_step(step, step_len, -errno, "open the root tmpfs", NULL);
+		r = set_step(f, -errno, "open the root tmpfs", NULL);
 	for (size_t i = 0; i < captured.used && r >= 0; i++) {
 		r = place_capture(root, &caps[i]);
 		if (r < 0)
-			(void)set_step(step, step_len, r, "place", caps[i].dst);
+			(void)set_step(f, r, "place", caps[i].dst);
 	}
 	captured_done();
 	if (r < 0)
 		return r;
 
-	r = setup_etc(root, pol, step, step_len);
+	r = setup_etc(root, pol, f);
 	if (r < 0)
 		return r;
 
@@ -1054,9 +1053,9 @@ int sbx_mount_setup(const struct sbx_config *cfg, char *step, size_t step_len)
 	if (r >= 0)
 		r = attach(ws_tree, root, "workspace");
 	if (r < 0)
-		return set_step(step, step_len, r, "attach the workspace", NULL);
+		return set_step(f, r, "attach the workspace", NULL);
 	if (layer_tree >= 0) {
-		r = overlay_workspace(root, layer_tree, step, step_len);
+		r = overlay_workspace(root, layer_tree, f);
 		if (r < 0)
 			return r;
 	}
@@ -1066,13 +1065,13 @@ int sbx_mount_setup(const struct sbx_config *cfg, char *step, size_t step_len)
 		if (r >= 0)
 			r = attach(ref_tree, root, rel);
 		if (r < 0)
-			return set_step(step, step_len, r, "attach the reference at", SBX_REFERENCE);
+			return set_step(f, r, "attach the reference at", SBX_REFERENCE);
 	}
 	/* In a changeset everything may be written: the hold rules judge it afterwards. */
-	r = cfg->changes_layer_fd >= 0 ? 0 : protect_workspace(root, cfg, step, step_len);
+	r = cfg->changes_layer_fd >= 0 ? 0 : protect_workspace(root, cfg, f);
 	if (r < 0)
 		return r;
-	r = hide_paths(root, cfg, step, step_len);
+	r = hide_paths(root, cfg, f);
 	if (r < 0)
 		return r;
 
@@ -1081,7 +1080,7 @@ int sbx_mount_setup(const struct sbx_config *cfg, char *step, size_t step_len)
 	const char *tmp_opts[] = { "size", size, "mode", "1777", NULL };
 	r = mount_new_fs(root, "tmp", "tmpfs", tmp_opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
 	if (r < 0)
-		return set_step(step, step_len, r, "mount /tmp", NULL);
+		return set_step(f, r, "mount /tmp", NULL);
 
 	char home[PATH_MAX], uid[16], gid[16];
 	(void)snprintf(home, sizeof(home), "home/%s", pol->user_name);
@@ -1090,30 +1089,30 @@ int sbx_mount_setup(const struct sbx_config *cfg, char *step, size_t step_len)
 	const char *home_opts[] = { "size", size, "mode", "0700", "uid", uid, "gid", gid, NULL };
 	r = mount_new_fs(root, home, "tmpfs", home_opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
 	if (r < 0)
-		return set_step(step, step_len, r, "mount", home);
-	r = write_git_excludes(root, cfg, step, step_len);
+		return set_step(f, r, "mount", home);
+	r = write_git_excludes(root, cfg, f);
 	if (r < 0)
 		return r;
 
-	r = setup_dev(root, size, step, step_len);
+	r = setup_dev(root, size, f);
 	if (r < 0)
 		return r;
-	r = setup_proc(root, step, step_len);
+	r = setup_proc(root, f);
 	if (r < 0)
 		return r;
 
 	r = set_attr(root, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, false);
 	if (r < 0)
-		return set_step(step, step_len, r, "make the root read-only", NULL);
+		return set_step(f, r, "make the root read-only", NULL);
 
 	/* pivot_root(".", ".") stacks the old root under the new one; detach it at once. */
 	if (fchdir(root) < 0)
-		return set_step(step, step_len, -errno, "enter the new root", NULL);
+		return set_step(f, -errno, "enter the new root", NULL);
 	if (syscall(SYS_pivot_root, ".", ".") < 0)
-		return set_step(step, step_len, -errno, "pivot_root", NULL);
+		return set_step(f, -errno, "pivot_root", NULL);
 	if (umount2(".", MNT_DETACH) < 0)
-		return set_step(step, step_len, -errno, "detach the old root", NULL);
+		return set_step(f, -errno, "detach the old root", NULL);
 	if (chdir("/") < 0 || chdir(SBX_WORKSPACE) < 0)
-		return set_step(step, step_len, -errno, "enter /workspace", NULL);
+		return set_step(f, -errno, "enter /workspace", NULL);
 	return 0;
 }

@@ -148,7 +148,7 @@ int sbx_write_id_maps(const struct sbx_config *cfg, pid_t pid)
 	return write_proc_file(pid, "gid_map", line);
 }
 
-int sbx_release_child(int sync_fd, struct sbx_failure *out_fail)
+int sbx_release_child(int sync_fd, struct fail *f)
 {
 	char go = SBX_SYNC_GO;
 	ssize_t n;
@@ -157,34 +157,42 @@ int sbx_release_child(int sync_fd, struct sbx_failure *out_fail)
 		n = send(sync_fd, &go, 1, MSG_NOSIGNAL);
 	while (n < 0 && errno == EINTR);
 	if (n < 0)
-		return -errno;
+		return fail_set(f, -errno, "sandbox setup failed");
 
-	struct sbx_failure fail;
-	memset(&fail, 0, sizeof(fail));
+	/* The child's own report, made before it ran anything but warden's code. */
+	struct fail child;
+	memset(&child, 0, sizeof(child));
 	do
-		n = recv(sync_fd, &fail, sizeof(fail), MSG_TRUNC);
+		n = recv(sync_fd, &child, sizeof(child), MSG_TRUNC);
 	while (n < 0 && errno == EINTR);
 	if (n < 0)
-		return -errno;
+		return fail_set(f, -errno, "sandbox setup failed");
 	if (n == 0)
 		return 0; /* end of file: the child exec'd, which closed its end */
-	if ((size_t)n != sizeof(fail) || fail.err >= 0)
-		return -EBADMSG;
-	fail.step[sizeof(fail.step) - 1] = '\0';
-	*out_fail = fail;
-	return -EIO;
+	if ((size_t)n != sizeof(child) || child.err >= 0)
+		return fail_set(f, -EBADMSG, "sandbox setup failed");
+	child.what[sizeof(child.what) - 1] = '\0';
+	return fail_set(f, child.err, "sandbox setup failed: %s", child.what);
 }
 
 /* Child side ---------------------------------------------------------------------------- */
 
+/* Reports f (its err made negative) to the supervisor and ends the child. */
+_Noreturn static void child_fail_with(int sync_fd, const struct fail *f)
+{
+	struct fail msg;
+	memset(&msg, 0, sizeof(msg));
+	msg.err = f->err < 0 ? f->err : -EIO;
+	(void)snprintf(msg.what, sizeof(msg.what), "%s", f->what);
+	(void)send(sync_fd, &msg, sizeof(msg), MSG_NOSIGNAL);
+	_exit(125);
+}
+
 _Noreturn static void child_fail(int sync_fd, int err, const char *step)
 {
-	struct sbx_failure fail;
-	memset(&fail, 0, sizeof(fail));
-	fail.err = err < 0 ? err : -EIO;
-	(void)snprintf(fail.step, sizeof(fail.step), "%s", step);
-	(void)send(sync_fd, &fail, sizeof(fail), MSG_NOSIGNAL);
-	_exit(125);
+	struct fail f;
+	(void)fail_set(&f, err, "%s", step);
+	child_fail_with(sync_fd, &f);
 }
 
 static int wait_for_go(int sync_fd)
@@ -298,7 +306,8 @@ static int place_fds(const struct sbx_config *cfg)
 
 _Noreturn void sbx_child_main(const struct sbx_config *cfg)
 {
-	char step[120] = "";
+	struct fail f;
+	fail_init(&f);
 	int sync_fd = cfg->sync_fd;
 	int r;
 
@@ -318,9 +327,9 @@ _Noreturn void sbx_child_main(const struct sbx_config *cfg)
 		child_fail(sync_fd, -errno, "unshare the cgroup namespace");
 
 	/* Host sources are captured with our original credentials, before the uid switch. */
-	r = sbx_mount_capture(cfg, step, sizeof(step));
+	r = sbx_mount_capture(cfg, &f);
 	if (r < 0)
-		child_fail(sync_fd, r, step);
+		child_fail_with(sync_fd, &f);
 
 	r = become_sandbox_user(cfg);
 	if (r < 0)
@@ -343,9 +352,9 @@ _Noreturn void sbx_child_main(const struct sbx_config *cfg)
 			child_fail(sync_fd, r, "bring up lo in the network namespace");
 	}
 
-	r = sbx_mount_setup(cfg, step, sizeof(step));
+	r = sbx_mount_setup(cfg, &f);
 	if (r < 0)
-		child_fail(sync_fd, r, step);
+		child_fail_with(sync_fd, &f);
 
 	r = apply_rlimits(cfg->pol, cfg->cg_join != NULL);
 	if (r < 0)
@@ -361,9 +370,9 @@ _Noreturn void sbx_child_main(const struct sbx_config *cfg)
 	if (sigprocmask(SIG_SETMASK, cfg->old_mask, NULL) < 0)
 		child_fail(sync_fd, -errno, "restore the signal mask");
 
-	r = sbx_drop_privileges(cfg->caps_keep, step, sizeof(step));
+	r = sbx_caps_drop(cfg->caps_keep, &f);
 	if (r < 0)
-		child_fail(sync_fd, r, step);
+		child_fail_with(sync_fd, &f);
 
 	/*
 	 * The filter goes in last: from here only allowlisted syscalls work, and the next one is

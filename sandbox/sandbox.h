@@ -6,7 +6,7 @@
  * filter compiled), then sbx_spawn() clones a child into new namespaces. The child runs
  * sbx_child_main(), which builds the filesystem, drops every privilege and finally execs the
  * worker through an fd opened beforehand. Nothing here logs above debug level; failures come
- * back as -errno plus the name of the step that failed.
+ * back as -errno plus a struct fail (common/fail.h) naming the step that failed.
  */
 #pragma once
 
@@ -15,16 +15,11 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "fail.h"
 #include "sbx-seccomp.h"
 
 struct pol_policy;
 struct sbx_cg_join;
-
-/* Where a sandbox step failed: the step's name and -errno. Filled by the child, read by the parent. */
-struct sbx_failure {
-	int32_t err;     /* negative errno */
-	char step[120];  /* NUL-terminated short description, e.g. "bind /usr" */
-};
 
 /*
  * A workspace entry that mode direct binds read-only inside the sandbox, besides .git and the
@@ -106,10 +101,10 @@ int sbx_write_id_maps(const struct sbx_config *cfg, pid_t pid);
 /*
  * Tells the child to go on (once the id maps, and the cgroup move when sbx_spawn left that to
  * the caller, are in place), then waits for it to exec the worker. Returns 0 when the child
- * exec'd; -EIO with *out_fail filled when the child reported a failed step; another -errno
- * on a transport failure.
+ * exec'd; the child's -errno with f filled ("sandbox setup failed: " and its step) when it
+ * reported a failed step; another -errno, with f saying so, on a transport failure.
  */
-int sbx_release_child(int sync_fd, struct sbx_failure *out_fail);
+int sbx_release_child(int sync_fd, struct fail *f);
 
 /*
  * Root mode: makes a detached, idmapped clone of the workspace in which files owned by
@@ -171,15 +166,22 @@ int sbx_net_lo_up(void);
  * captures the host sources (policy binds, /etc entries, the workspace) as detached trees,
  * still with the child's original host credentials, so that a bind reads what the policy's
  * author could; sbx_mount_setup then (as the sandbox user) builds the new root from them and
- * pivots into it. Both return 0 or -errno with step set.
+ * pivots into it. Both return 0, or -errno with f naming the step that failed.
  */
-int sbx_mount_capture(const struct sbx_config *cfg, char *step, size_t step_len);
-int sbx_mount_setup(const struct sbx_config *cfg, char *step, size_t step_len);
+int sbx_mount_capture(const struct sbx_config *cfg, struct fail *f);
+int sbx_mount_setup(const struct sbx_config *cfg, struct fail *f);
 
 /*
  * caps.c: locks securebits, reduces every capability set (effective, permitted, inheritable,
  * bounding, ambient) to exactly keep (a mask of CAP_* bits; 0 = none), verifies them by
- * reading them back, and sets no_new_privs. Returns 0 or -errno with step set.
+ * reading them back, and sets no_new_privs. Returns 0, or -errno with f (may be NULL) naming
+ * the step that failed.
+ */
+int sbx_caps_drop(uint64_t keep, struct fail *f);
+
+/*
+ * sbx_caps_drop for a caller that still passes a step buffer (sandbox/egress-jail.c): the
+ * step's name goes to step (step_len bytes). Goes once that caller takes a struct fail.
  */
 int sbx_drop_privileges(uint64_t keep, char *step, size_t step_len);
 

@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "fail.h"
+
 struct pol_policy;
 
 /* A compiled filter: classic BPF, owned by the struct. */
@@ -24,15 +26,11 @@ struct sbx_seccomp_prog {
  * Compiles the allowlist for pol into out (caller-owned storage). The result must be released
  * with sbx_seccomp_prog_done(). Returns 0, -EINVAL for a policy naming an unknown syscall
  * (or allowing one that is never allowed), -ENOMEM, or -EIO for any other libseccomp failure.
- * out is untouched on failure.
+ * out is untouched on failure, and f (may be NULL) says why: for the policy's fault, err 0
+ * and a one-line reason naming the entry at fault; otherwise the errno and "compile the
+ * seccomp filter".
  */
-int sbx_seccomp_build(const struct pol_policy *pol, struct sbx_seccomp_prog *out);
-
-/*
- * After sbx_seccomp_build or sbx_seccomp_export_pfc returned -EINVAL: a one-line reason naming
- * the policy entry at fault (static storage; empty when the failure was another one).
- */
-const char *sbx_seccomp_last_error(void);
+int sbx_seccomp_build(const struct pol_policy *pol, struct sbx_seccomp_prog *out, struct fail *f);
 
 /*
  * A canonical text naming every input the filter for pol is built from (and the native
@@ -54,26 +52,26 @@ struct sbx_seccomp_precompiled {
  * string compare, not libseccomp's ~10 ms. pre may be NULL.
  */
 int sbx_seccomp_build_fast(const struct pol_policy *pol, const struct sbx_seccomp_precompiled *pre,
-			   struct sbx_seccomp_prog *out);
+			   struct sbx_seccomp_prog *out, struct fail *f);
 
 /* Releases what sbx_seccomp_build stored. Safe on zeroed storage and when called twice. */
 void sbx_seccomp_prog_done(struct sbx_seccomp_prog *prog);
 
 /*
  * Writes the filter for pol in libseccomp's PFC text form to fd (borrowed). Returns 0 or a
- * negative errno as sbx_seccomp_build does.
+ * negative errno, with f filled, as sbx_seccomp_build does.
  */
-int sbx_seccomp_export_pfc(const struct pol_policy *pol, int fd);
+int sbx_seccomp_export_pfc(const struct pol_policy *pol, int fd, struct fail *f);
 
 /*
- * Writes to f, as PFC comment lines ("# ..."), which answer each syscall the filter for pol
+ * Writes to stream, as PFC comment lines ("# ..."), which answer each syscall the filter for pol
  * names gets: allowed; allowed or refused by its arguments; known and deliberately refused
  * (EPERM, or the process killed in kill mode; seccomp.allow may lift these); never allowed;
  * refused by the policy's seccomp.deny; ENOSYS always (clone3, openat2); and that every other
  * syscall, unknown to the filter, gets the default action (ENOSYS, or kill). Returns 0, or a
- * negative errno as sbx_seccomp_build does, or -EIO when f fails.
+ * negative errno with f filled as sbx_seccomp_build does (-EIO when stream fails).
  */
-int sbx_seccomp_describe(const struct pol_policy *pol, FILE *f);
+int sbx_seccomp_describe(const struct pol_policy *pol, FILE *stream, struct fail *f);
 
 /*
  * Installs prog on the calling thread with SECCOMP_FILTER_FLAG_TSYNC off. The caller must have

@@ -30,9 +30,15 @@ int main(int argc, char **argv)
 	}
 	struct sbx_seccomp_prog prog = { 0 };
 	char *key = NULL;
-	int r = sbx_seccomp_build(pol, &prog);
-	if (r >= 0)
-		r = sbx_seccomp_key(pol, &key);
+	struct fail fail;
+	int r = sbx_seccomp_build(pol, &prog, &fail);
+	if (r < 0) {
+		char msg[FAIL_WHAT_MAX + 64];
+		fprintf(stderr, "seccomp-gen: %s\n", fail_format(&fail, msg, sizeof(msg)));
+		pol_free(pol);
+		return 1;
+	}
+	r = sbx_seccomp_key(pol, &key);
 	pol = pol_free(pol);
 	if (r < 0) {
 		fprintf(stderr, "seccomp-gen: %s\n", strerror(-r));

@@ -457,21 +457,14 @@ static int resolve_policy_name(const char *name, int *out_nr)
 	return 0;
 }
 
-/* Why the last sbx_seccomp_build failed with -EINVAL (a policy error), for messages. */
-static char last_error[160];
-
-__attribute__((format(printf, 1, 2))) static int policy_error(const char *fmt, ...)
+/* A policy entry the filter cannot be built from: the reason in f, -EINVAL. */
+__attribute__((format(printf, 2, 3))) static int policy_error(struct fail *f, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	(void)vsnprintf(last_error, sizeof(last_error), fmt, ap);
+	(void)fail_vset(f, 0, fmt, ap);
 	va_end(ap);
 	return -EINVAL;
-}
-
-const char *sbx_seccomp_last_error(void)
-{
-	return last_error;
 }
 
 /*
@@ -481,28 +474,29 @@ const char *sbx_seccomp_last_error(void)
  * refused, as is a rule that could change nothing:
  * allow rules on an allowed syscall, or a deny rule on a refused one.
  */
-static int collect_policy_rules(const struct pol_policy *pol, struct rule_set *set)
+static int collect_policy_rules(const struct pol_policy *pol, struct rule_set *set,
+				struct fail *f)
 {
 	for (size_t i = 0; i < pol->n_seccomp_rules; i++) {
 		const struct pol_syscall_rule *pr = &pol->seccomp_rules[i];
 		int nr;
 		if (resolve_policy_name(pr->name, &nr) < 0)
-			return policy_error("seccomp.rules: unknown syscall '%s'", pr->name);
+			return policy_error(f, "seccomp.rules: unknown syscall '%s'", pr->name);
 		if (nr < 0)
 			continue; /* not on this architecture: nothing can call it */
 		if (pr->n_conds < 1 || pr->n_conds > 6)
-			return policy_error("seccomp.rules: '%s' needs 1 to 6 conditions", pr->name);
+			return policy_error(f, "seccomp.rules: '%s' needs 1 to 6 conditions", pr->name);
 		for (size_t c = 0; c < pr->n_conds; c++) {
 			const struct pol_arg_cond *cd = &pr->conds[c];
 			if (cd->index > 5)
-				return policy_error("seccomp.rules: '%s' argument index over 5",
+				return policy_error(f, "seccomp.rules: '%s' argument index over 5",
 						    pr->name);
 			for (size_t d = 0; d < c; d++)
 				if (pr->conds[d].index == cd->index)
-					return policy_error("seccomp.rules: '%s' has two conditions "
+					return policy_error(f, "seccomp.rules: '%s' has two conditions "
 							    "on argument %u", pr->name, cd->index);
 			if (cd->op == POL_CMP_MASKED_EQ && (cd->value & ~cd->mask))
-				return policy_error("seccomp.rules: '%s' masked_eq value has bits "
+				return policy_error(f, "seccomp.rules: '%s' masked_eq value has bits "
 						    "outside its mask", pr->name);
 		}
 		const struct never_entry *e = never_find(nr);
@@ -512,12 +506,12 @@ static int collect_policy_rules(const struct pol_policy *pol, struct rule_set *s
 		switch (kind) {
 		case RULE_COND_ALLOW:
 			if (!pr->allow)
-				return policy_error("seccomp.rules: '%s' has both allow and deny rules",
+				return policy_error(f, "seccomp.rules: '%s' has both allow and deny rules",
 						    pr->name);
 			continue; /* one more allow rule for the same syscall */
 		case RULE_COND_DENY_ALLOW:
 		case RULE_COND_DENY:
-			return policy_error("seccomp.rules: '%s' may have only one deny rule, and "
+			return policy_error(f, "seccomp.rules: '%s' may have only one deny rule, and "
 					    "no allow rule beside it", pr->name);
 		case RULE_CLONE:
 		case RULE_UNSHARE:
@@ -527,7 +521,7 @@ static int collect_policy_rules(const struct pol_policy *pol, struct rule_set *s
 		case RULE_PERSONALITY:
 		case RULE_MODE:
 		case RULE_MKNOD:
-			return policy_error("seccomp.rules: '%s' has built-in argument checks; use "
+			return policy_error(f, "seccomp.rules: '%s' has built-in argument checks; use "
 					    "seccomp.deny to refuse it entirely", pr->name);
 		case RULE_ALLOW:
 		case RULE_DENY:
@@ -536,16 +530,16 @@ static int collect_policy_rules(const struct pol_policy *pol, struct rule_set *s
 			break;
 		}
 		if (always_enosys(nr))
-			return policy_error("seccomp.rules: %s cannot be ruled on (its arguments are "
+			return policy_error(f, "seccomp.rules: %s cannot be ruled on (its arguments are "
 					    "out of the filter's reach)", pr->name);
 		if (pr->allow) {
 			if (e && !never_lifted(e, pol))
-				return policy_error("seccomp.rules: '%s' is never allowed", pr->name);
+				return policy_error(f, "seccomp.rules: '%s' is never allowed", pr->name);
 			if (base_allowed)
-				return policy_error("seccomp.rules: '%s' is already allowed; an allow "
+				return policy_error(f, "seccomp.rules: '%s' is already allowed; an allow "
 						    "rule would change nothing", pr->name);
 			if (cur && cur->kind == RULE_DENY)
-				return policy_error("seccomp.rules: '%s' is in seccomp.deny", pr->name);
+				return policy_error(f, "seccomp.rules: '%s' is in seccomp.deny", pr->name);
 			/*
 			 * On the refused list too: what no allow rule admits then gets the default
 			 * action (ENOSYS), as for any syscall the rules are all there is about.
@@ -553,7 +547,7 @@ static int collect_policy_rules(const struct pol_policy *pol, struct rule_set *s
 			rule_set(set, nr, RULE_COND_ALLOW);
 		} else {
 			if (cur && (cur->kind == RULE_DENY || cur->kind == RULE_REFUSE))
-				return policy_error("seccomp.rules: '%s' is refused already; a deny rule "
+				return policy_error(f, "seccomp.rules: '%s' is refused already; a deny rule "
 						    "would change nothing", pr->name);
 			rule_set(set, nr, base_allowed ? RULE_COND_DENY_ALLOW : RULE_COND_DENY);
 		}
@@ -570,7 +564,7 @@ static int collect_policy_rules(const struct pol_policy *pol, struct rule_set *s
  * that clone3 and openat2 stay ENOSYS); then the policy's conditional rules.
  * Returns 0 or -EINVAL for a name the policy may not use.
  */
-static int collect_rules(const struct pol_policy *pol, struct rule_set *set)
+static int collect_rules(const struct pol_policy *pol, struct rule_set *set, struct fail *f)
 {
 	int r;
 
@@ -621,18 +615,18 @@ static int collect_rules(const struct pol_policy *pol, struct rule_set *set)
 
 		r = resolve_policy_name(pol->seccomp_allow[i], &nr);
 		if (r < 0)
-			return policy_error("seccomp.allow: unknown syscall '%s'",
+			return policy_error(f, "seccomp.allow: unknown syscall '%s'",
 					    pol->seccomp_allow[i]);
 		e = never_find(nr);
 		if (e && !never_lifted(e, pol))
-			return policy_error("seccomp.allow: '%s' is never allowed",
+			return policy_error(f, "seccomp.allow: '%s' is never allowed",
 					    pol->seccomp_allow[i]);
 		/*
 		 * Allowing clone3 would let namespace flags past the clone check, and openat2 a
 		 * set-id mode past the openat check.
 		 */
 		if (always_enosys(nr))
-			return policy_error("seccomp.allow: %s cannot be allowed (its arguments are "
+			return policy_error(f, "seccomp.allow: %s cannot be allowed (its arguments are "
 					    "out of the filter's reach)", pol->seccomp_allow[i]);
 		/*
 		 * A syscall that already has a verdict keeps it: allowing "ioctl" or "socket"
@@ -651,7 +645,7 @@ static int collect_rules(const struct pol_policy *pol, struct rule_set *set)
 
 		r = resolve_policy_name(pol->seccomp_deny[i], &nr);
 		if (r < 0)
-			return policy_error("seccomp.deny: unknown syscall '%s'", pol->seccomp_deny[i]);
+			return policy_error(f, "seccomp.deny: unknown syscall '%s'", pol->seccomp_deny[i]);
 		cur = rule_find(set, nr);
 		/*
 		 * clone3 and openat2 stay ENOSYS: EPERM would stop libc from falling back to
@@ -662,7 +656,7 @@ static int collect_rules(const struct pol_policy *pol, struct rule_set *set)
 			continue;
 		rule_set(set, nr, RULE_DENY);
 	}
-	return collect_policy_rules(pol, set);
+	return collect_policy_rules(pol, set, f);
 }
 
 /* Narrows a libseccomp return code to 0, -ENOMEM or -EIO. */
@@ -1019,7 +1013,7 @@ static int emit_rule(const struct emitter *em, const struct rule_entry *e)
  * Builds the libseccomp context for pol. On success stores it in *out (release with
  * seccomp_release) and returns 0; otherwise returns -EINVAL, -ENOMEM or -EIO.
  */
-static int build_ctx(const struct pol_policy *pol, scmp_filter_ctx *out)
+static int build_ctx(const struct pol_policy *pol, scmp_filter_ctx *out, struct fail *f)
 {
 	_cleanup_(seccomp_releasep) scmp_filter_ctx ctx = NULL;
 	_cleanup_(rule_set_done) struct rule_set set = { 0 };
@@ -1047,7 +1041,7 @@ static int build_ctx(const struct pol_policy *pol, scmp_filter_ctx *out)
 	r = rule_set_init(&set, pol);
 	if (r < 0)
 		return r;
-	r = collect_rules(pol, &set);
+	r = collect_rules(pol, &set, f);
 	if (r < 0)
 		return r;
 
@@ -1097,7 +1091,7 @@ static int read_all(int fd, void *buf, size_t len)
 	return 0;
 }
 
-int sbx_seccomp_build(const struct pol_policy *pol, struct sbx_seccomp_prog *out)
+static int build_prog(const struct pol_policy *pol, struct sbx_seccomp_prog *out, struct fail *f)
 {
 	_cleanup_(seccomp_releasep) scmp_filter_ctx ctx = NULL;
 	_cleanup_close_ int fd = -1;
@@ -1108,8 +1102,7 @@ int sbx_seccomp_build(const struct pol_policy *pol, struct sbx_seccomp_prog *out
 
 	if (!out)
 		return -EINVAL;
-	last_error[0] = '\0';
-	r = build_ctx(pol, &ctx);
+	r = build_ctx(pol, &ctx, f);
 	if (r < 0)
 		return r;
 
@@ -1144,6 +1137,28 @@ int sbx_seccomp_build(const struct pol_policy *pol, struct sbx_seccomp_prog *out
 	return 0;
 }
 
+/*
+ * The end of a public entry point: on failure, f gets the policy's fault when one was found
+ * (err 0), else r and "compile the seccomp filter". Returns r.
+ */
+static int finish(int r, const struct fail *found, struct fail *f)
+{
+	if (r >= 0 || !f)
+		return r;
+	if (fail_said(found))
+		*f = *found;
+	else
+		(void)fail_set(f, r, "compile the seccomp filter");
+	return r;
+}
+
+int sbx_seccomp_build(const struct pol_policy *pol, struct sbx_seccomp_prog *out, struct fail *f)
+{
+	struct fail found;
+	fail_init(&found);
+	return finish(build_prog(pol, out, &found), &found, f);
+}
+
 void sbx_seccomp_prog_done(struct sbx_seccomp_prog *prog)
 {
 	if (!prog)
@@ -1153,18 +1168,24 @@ void sbx_seccomp_prog_done(struct sbx_seccomp_prog *prog)
 	prog->n_insns = 0;
 }
 
-int sbx_seccomp_export_pfc(const struct pol_policy *pol, int fd)
+static int export_pfc(const struct pol_policy *pol, int fd, struct fail *f)
 {
 	_cleanup_(seccomp_releasep) scmp_filter_ctx ctx = NULL;
 	int r;
 
 	if (fd < 0)
 		return -EINVAL;
-	last_error[0] = '\0';
-	r = build_ctx(pol, &ctx);
+	r = build_ctx(pol, &ctx, f);
 	if (r < 0)
 		return r;
 	return scmp_rc(seccomp_export_pfc(ctx, fd));
+}
+
+int sbx_seccomp_export_pfc(const struct pol_policy *pol, int fd, struct fail *f)
+{
+	struct fail found;
+	fail_init(&found);
+	return finish(export_pfc(pol, fd, &found), &found, f);
 }
 
 /* What sbx_seccomp_describe says of each kind of verdict, in the order it lists them. */
@@ -1232,19 +1253,18 @@ static int describe_names(FILE *f, const struct rule_set *set, enum describe_gro
 	return 0;
 }
 
-int sbx_seccomp_describe(const struct pol_policy *pol, FILE *f)
+static int describe(const struct pol_policy *pol, FILE *stream, struct fail *f)
 {
 	_cleanup_(rule_set_done) struct rule_set set = { 0 };
 	int r;
 
-	if (!pol || !f)
+	if (!pol || !stream)
 		return -EINVAL;
-	last_error[0] = '\0';
 	bool kill = pol->seccomp_default == POL_SECCOMP_KILL;
 	r = rule_set_init(&set, pol);
 	if (r < 0)
 		return r;
-	r = collect_rules(pol, &set);
+	r = collect_rules(pol, &set, f);
 	if (r < 0)
 		return r;
 	const char *refusal = kill ? "killed" : "EPERM";
@@ -1256,7 +1276,7 @@ int sbx_seccomp_describe(const struct pol_policy *pol, FILE *f)
 		[DG_DENIED] = "the policy's seccomp.deny",
 		[DG_ENOSYS] = "ENOSYS always: arguments out of the filter's reach (libc falls back)",
 	};
-	if (fprintf(f, "# The seccomp filter for the native architecture, default_action %s.\n",
+	if (fprintf(stream, "# The seccomp filter for the native architecture, default_action %s.\n",
 		    kill ? "kill" : "errno") < 0)
 		return -EIO;
 	for (int g = 0; g < DG_N; g++) {
@@ -1266,17 +1286,24 @@ int sbx_seccomp_describe(const struct pol_policy *pol, FILE *f)
 		if (!any)
 			continue;
 		bool refusal_group = g == DG_REFUSED || g == DG_NEVER || g == DG_DENIED;
-		if (fprintf(f, "#   %s%s%s%s:\n", refusal_group ? "refused, " : "",
+		if (fprintf(stream, "#   %s%s%s%s:\n", refusal_group ? "refused, " : "",
 			    refusal_group ? refusal : "", refusal_group ? ": " : "", titles[g]) < 0)
 			return -EIO;
-		r = describe_names(f, &set, (enum describe_group)g);
+		r = describe_names(stream, &set, (enum describe_group)g);
 		if (r < 0)
 			return r;
 	}
-	if (fprintf(f, "#   every other syscall, unknown to this filter: %s\n#\n",
+	if (fprintf(stream, "#   every other syscall, unknown to this filter: %s\n#\n",
 		    kill ? "killed" : "ENOSYS (libc falls back as on an older kernel)") < 0)
 		return -EIO;
 	return 0;
+}
+
+int sbx_seccomp_describe(const struct pol_policy *pol, FILE *stream, struct fail *f)
+{
+	struct fail found;
+	fail_init(&found);
+	return finish(describe(pol, stream, &found), &found, f);
 }
 
 int sbx_seccomp_install(const struct sbx_seccomp_prog *prog)
@@ -1362,22 +1389,22 @@ int sbx_seccomp_key(const struct pol_policy *pol, char **out)
 }
 
 int sbx_seccomp_build_fast(const struct pol_policy *pol, const struct sbx_seccomp_precompiled *pre,
-			   struct sbx_seccomp_prog *out)
+			   struct sbx_seccomp_prog *out, struct fail *f)
 {
 	if (pre && pre->key && pre->n_insns && pre->n_insns <= BPF_MAXINSNS) {
 		_cleanup_free_ char *key = NULL;
 		int r = sbx_seccomp_key(pol, &key);
 		if (r < 0)
-			return r;
+			return fail_set(f, r, "compile the seccomp filter");
 		if (strcmp(key, pre->key) == 0) {
 			struct sock_filter *insns = calloc(pre->n_insns, sizeof(*insns));
 			if (!insns)
-				return -ENOMEM;
+				return fail_set(f, -ENOMEM, "compile the seccomp filter");
 			memcpy(insns, pre->insns, pre->n_insns * sizeof(*insns));
 			out->insns = insns;
 			out->n_insns = pre->n_insns;
 			return 0;
 		}
 	}
-	return sbx_seccomp_build(pol, out);
+	return sbx_seccomp_build(pol, out, f);
 }

@@ -180,23 +180,21 @@ static int host_lookup(const struct sup_audit *a)
 /*
  * The checks of `warden run` for one would-be workspace, as run.c makes them: opened without
  * a symlink (sup_open_workspace), then judged on its canonical path (sup_check_workspace).
- * Returns the refusal's error (0: accepted) with its line in why.
+ * Returns the refusal's error (0: accepted) with its line in f.
  */
-static int place_refused(const char *path, uint32_t unsafe, char *why, size_t why_len)
+static int place_refused(const char *path, uint32_t unsafe, struct fail *f)
 {
-	why[0] = '\0';
-	_cleanup_close_ int fd = sup_open_workspace(path, unsafe, why, why_len);
+	_cleanup_close_ int fd = sup_open_workspace(path, unsafe, f);
 	if (fd < 0)
 		return fd;
 	char link[64], canon[PATH_MAX];
 	(void)snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
 	ssize_t n = readlink(link, canon, sizeof(canon) - 1);
-	if (n <= 0 || (size_t)n >= sizeof(canon) - 1) {
-		(void)snprintf(why, why_len, "resolve '%s' through %s", path, link);
-		return n < 0 ? -errno : -ENAMETOOLONG;
-	}
+	if (n <= 0 || (size_t)n >= sizeof(canon) - 1)
+		return fail_refuse(f, n < 0 ? -errno : -ENAMETOOLONG, "resolve '%s' through %s",
+				   path, link);
 	canon[n] = '\0';
-	return sup_check_workspace(fd, canon, unsafe, why, why_len);
+	return sup_check_workspace(fd, canon, unsafe, f);
 }
 
 void sup_audit_workspace_place(struct sup_audit *a, uint32_t unsafe)
@@ -210,8 +208,10 @@ void sup_audit_workspace_place(struct sup_audit *a, uint32_t unsafe)
 	char ev[ELEMENTSOF(places)][560];
 	bool ok = true;
 	for (size_t i = 0; i < ELEMENTSOF(places); i++) {
-		char why[512];
-		int r = place_refused(places[i], unsafe, why, sizeof(why));
+		struct fail f;
+		fail_init(&f);
+		int r = place_refused(places[i], unsafe, &f);
+		const char *why = f.what;
 		/* Refused by a rule (EPERM; ELOOP for a symlink), not by an accident. */
 		bool refused = r == -EPERM || r == -ELOOP;
 		ok = ok && refused;

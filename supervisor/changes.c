@@ -231,20 +231,18 @@ static int make_layer(struct sup_changeset *cs, bool privileged, const char *roo
 
 int sup_changeset_create(bool privileged, int ws_fd, const char *ws_path, uint32_t upper_uid,
 			 uint32_t upper_gid, const struct pol_policy *pol, char *const *argv,
-			 struct sup_changeset *out, char *why, size_t why_len)
+			 struct sup_changeset *out, struct fail *f)
 {
 	char root_path[PATH_MAX];
 	_cleanup_close_ int root = -1;
 	int r = state_root(privileged, true, &root, root_path, sizeof(root_path));
-	if (r < 0) {
-		(void)snprintf(why, why_len, "open warden's state directory for the changeset%s",
-			       r == -EPERM ? " (it must be ours and mode 0700)"
-			       : r == -EXDEV ? ": its filesystem cannot hold an overlay's upper layer "
-					       "(set XDG_STATE_HOME to a directory on ext4, xfs, "
-					       "btrfs or tmpfs, or run with --workspace-mode direct)"
-			       : " (set XDG_STATE_HOME or HOME, or run with --workspace-mode direct)");
-		return r;
-	}
+	if (r < 0)
+		return fail_set(f, r, "open warden's state directory for the changeset%s",
+				r == -EPERM ? " (it must be ours and mode 0700)"
+				: r == -EXDEV ? ": its filesystem cannot hold an overlay's upper layer "
+						"(set XDG_STATE_HOME to a directory on ext4, xfs, "
+						"btrfs or tmpfs, or run with --workspace-mode direct)"
+				: " (set XDG_STATE_HOME or HOME, or run with --workspace-mode direct)");
 	struct sup_changeset cs;
 	sup_changeset_init(&cs);
 	(void)clock_gettime(CLOCK_REALTIME_COARSE, &cs.base);
@@ -256,17 +254,16 @@ int sup_changeset_create(bool privileged, int ws_fd, const char *ws_path, uint32
 			 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
 			 tm.tm_sec, (unsigned)(rnd & 0xffffff));
 	if (n < 0 || (size_t)n >= sizeof(cs.id))
-		return -EOVERFLOW;
+		return fail_set(f, -EOVERFLOW, "create the changeset in %s", root_path);
 	cs.upper_uid = upper_uid;
 	cs.upper_gid = upper_gid;
-	(void)snprintf(why, why_len, "create the changeset in %s", root_path);
 	if (mkdirat(root, cs.id, 0700) < 0)
-		return -errno;
+		return fail_set(f, -errno, "create the changeset in %s", root_path);
 	cs.dir_fd = openat(root, cs.id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (cs.dir_fd < 0 || flock(cs.dir_fd, LOCK_EX | LOCK_NB) < 0) {
 		r = -errno;
 		sup_changeset_done(&cs);
-		return r;
+		return fail_set(f, r, "create the changeset in %s", root_path);
 	}
 	r = make_layer(&cs, privileged, root_path);
 
@@ -296,14 +293,14 @@ int sup_changeset_create(bool privileged, int ws_fd, const char *ws_path, uint32
 		r = sup_write_json_atomic(cs.dir_fd, META, meta);
 	if (r < 0) {
 		sup_changeset_done(&cs);
-		return r;
+		return fail_set(f, r, "create the changeset in %s", root_path);
 	}
 	*out = cs;
 	return 0;
 }
 
 int sup_changeset_snapshot(struct sup_changeset *cs, int ws_fd, struct sup_copy_stats *stats,
-			   char *why, size_t why_len)
+			   struct fail *f)
 {
 	static const struct sup_copy_limits lim = {
 		.what = "workspace",
@@ -313,21 +310,23 @@ int sup_changeset_snapshot(struct sup_changeset *cs, int ws_fd, struct sup_copy_
 		.keep_times = true,
 		.skip_special = true,
 	};
-	(void)snprintf(why, why_len, "copy the workspace into the changeset");
+	static const char what[] = "copy the workspace into the changeset";
 	if (mkdirat(cs->dir_fd, "lower", 0700) < 0)
-		return -errno;
+		return fail_refuse(f, -errno, "%s", what);
 	_cleanup_close_ int lower = openat(cs->dir_fd, "lower", O_RDONLY | O_DIRECTORY |
 								O_NOFOLLOW | O_CLOEXEC);
 	if (lower < 0)
-		return -errno;
-	int r = sup_copy_tree(ws_fd, lower, &lim, stats, why, why_len);
+		return fail_refuse(f, -errno, "%s", what);
+	/* sup_copy_tree (shared with eval/rundir.c) says why in a buffer of its own. */
+	char why[FAIL_WHAT_MAX];
+	(void)snprintf(why, sizeof(why), "%s", what);
+	int r = sup_copy_tree(ws_fd, lower, &lim, stats, why, sizeof(why));
 	if (r == -E2BIG)
-		(void)snprintf(why + strlen(why), why_len - strlen(why),
-			       "; a workspace that cannot be idmapped is copied, up to %u entries "
-			       "and %llu GiB: move it to ext4, xfs, btrfs or tmpfs",
-			       SUP_SNAPSHOT_MAX_ENTRIES, SUP_SNAPSHOT_MAX_BYTES >> 30);
+		return fail_refuse(f, r, "%s; a workspace that cannot be idmapped is copied, up to %u "
+				   "entries and %llu GiB: move it to ext4, xfs, btrfs or tmpfs", why,
+				   SUP_SNAPSHOT_MAX_ENTRIES, SUP_SNAPSHOT_MAX_BYTES >> 30);
 	if (r < 0)
-		return r;
+		return fail_refuse(f, r, "%s", why);
 	return TAKE_FD(lower);
 }
 
@@ -475,8 +474,7 @@ static int open_workspace(const cJSON *meta, int *out_fd)
 	if (!path || path[0] != '/' || !meta_num(meta, "workspace_dev", &dev) ||
 	    !meta_num(meta, "workspace_ino", &ino))
 		return -EBADMSG;
-	char why[PATH_MAX + 256];
-	_cleanup_close_ int fd = sup_open_workspace(path, 0, why, sizeof(why));
+	_cleanup_close_ int fd = sup_open_workspace(path, 0, NULL);
 	if (fd < 0)
 		return fd;
 	struct stat st;
@@ -634,20 +632,18 @@ static void sweep_scratch(int root)
 }
 
 int sup_changeset_create_scratch(bool privileged, uint32_t upper_uid, uint32_t upper_gid,
-				 struct sup_changeset *out, char *why, size_t why_len)
+				 struct sup_changeset *out, struct fail *f)
 {
 	char root_path[PATH_MAX];
 	_cleanup_close_ int root = -1;
 	int r = state_root(privileged, true, &root, root_path, sizeof(root_path));
-	if (r < 0) {
-		(void)snprintf(why, why_len, "open warden's state directory for a scratch layer%s",
-			       r == -EPERM ? " (it must be ours and mode 0700)"
-			       : r == -EXDEV ? ": its filesystem cannot hold an overlay's upper layer "
-					       "(set XDG_STATE_HOME to a directory on ext4, xfs, "
-					       "btrfs or tmpfs)"
-			       : " (set XDG_STATE_HOME or HOME)");
-		return r;
-	}
+	if (r < 0)
+		return fail_set(f, r, "open warden's state directory for a scratch layer%s",
+				r == -EPERM ? " (it must be ours and mode 0700)"
+				: r == -EXDEV ? ": its filesystem cannot hold an overlay's upper layer "
+						"(set XDG_STATE_HOME to a directory on ext4, xfs, "
+						"btrfs or tmpfs)"
+				: " (set XDG_STATE_HOME or HOME)");
 	sweep_scratch(root);
 	struct sup_changeset cs;
 	sup_changeset_init(&cs);
@@ -659,7 +655,6 @@ int sup_changeset_create_scratch(bool privileged, uint32_t upper_uid, uint32_t u
 	int n = snprintf(cs.id, sizeof(cs.id), SCRATCH_PREFIX "%016" PRIx64, rnd);
 	if (r >= 0 && (n < 0 || (size_t)n >= sizeof(cs.id)))
 		r = -EOVERFLOW;
-	(void)snprintf(why, why_len, "create a scratch layer in %s", root_path);
 	if (r >= 0 && mkdirat(root, cs.id, 0700) < 0)
 		r = -errno;
 	if (r >= 0 && ((cs.dir_fd = openat(root, cs.id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
@@ -672,7 +667,7 @@ int sup_changeset_create_scratch(bool privileged, uint32_t upper_uid, uint32_t u
 		if (cs.dir_fd >= 0)
 			(void)remove_tree(root, cs.id, 0);
 		sup_changeset_done(&cs);
-		return r;
+		return fail_set(f, r, "create a scratch layer in %s", root_path);
 	}
 	*out = cs;
 	return 0;

@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "apply.h"
+#include "fail.h"
 
 #define SUP_CHANGES_ID_LEN 32
 
@@ -44,11 +45,11 @@ void sup_changeset_done(struct sup_changeset *cs);
  * Makes a new changeset in the state directory (created if missing) for the workspace ws_fd
  * (borrowed; ws_path its canonical path) whose layer belongs to upper_uid/upper_gid, and
  * writes its meta.json (state "running"). argv and pol are recorded. Returns 0 with *out
- * filled, or -errno with a one-line reason in why.
+ * filled, or -errno with what failed in f.
  */
 int sup_changeset_create(bool privileged, int ws_fd, const char *ws_path, uint32_t upper_uid,
 			 uint32_t upper_gid, const struct pol_policy *pol, char *const *argv,
-			 struct sup_changeset *out, char *why, size_t why_len);
+			 struct sup_changeset *out, struct fail *f);
 
 /*
  * A scratch layer: the same layer/ (upper/ and work/ for the sandbox's host id) in a locked
@@ -56,10 +57,10 @@ int sup_changeset_create(bool privileged, int ws_fd, const char *ws_path, uint32
  * or kept: the overlay for a command whose writes must vanish (eval's command criteria). On
  * disk rather than on a tmpfs, whose user xattrs overlayfs needs in a user namespace and
  * which Linux has only from 6.6. Scratch folders that no run holds any more (a killed
- * supervisor's) are removed when the next one is made. Returns 0 or -errno with why filled.
+ * supervisor's) are removed when the next one is made. Returns 0 or -errno with f filled.
  */
 int sup_changeset_create_scratch(bool privileged, uint32_t upper_uid, uint32_t upper_gid,
-				 struct sup_changeset *out, char *why, size_t why_len);
+				 struct sup_changeset *out, struct fail *f);
 
 /* Removes cs's folder, whatever it holds (a scratch layer at the end of its run). 0 or -errno. */
 int sup_changeset_discard(struct sup_changeset *cs, bool privileged);
@@ -73,12 +74,12 @@ int sup_changeset_discard(struct sup_changeset *cs, bool privileged);
  * For a workspace on a filesystem that cannot be idmapped: copies it (treecopy.h: files,
  * folders and symlinks, times kept, special files left out, set-id bits dropped, owned by
  * warden) into <id>/lower, which then stands for it as the overlay's lower layer, idmapped
- * on the changeset's filesystem. Returns the fd of lower/ or -errno with a reason in why.
- * sup_changeset_finish removes the copy.
+ * on the changeset's filesystem. Returns the fd of lower/ or -errno with the whole reason
+ * in f (err 0). sup_changeset_finish removes the copy.
  */
 struct sup_copy_stats;
 int sup_changeset_snapshot(struct sup_changeset *cs, int ws_fd, struct sup_copy_stats *stats,
-			   char *why, size_t why_len);
+			   struct fail *f);
 
 /*
  * At the end of the run: with apply, applies the changeset's safe part (the rules in apply.h,

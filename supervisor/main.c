@@ -251,10 +251,11 @@ int sup_cmd_policy(int argc, char **argv)
 			return EXIT_BAD_INPUT;
 		}
 		struct sbx_seccomp_prog prog = { 0 };
-		r = sbx_seccomp_build(pol, &prog);
+		struct fail fail;
+		r = sbx_seccomp_build(pol, &prog, &fail);
 		sbx_seccomp_prog_done(&prog);
-		if (r == -EINVAL && *sbx_seccomp_last_error()) {
-			log_error("%s: %s", file, sbx_seccomp_last_error());
+		if (r < 0 && fail.err == 0) {
+			log_error("%s: %s", file, fail.what);
 			return EXIT_BAD_INPUT;
 		}
 		if (r < 0) {
@@ -283,13 +284,15 @@ int sup_cmd_policy(int argc, char **argv)
 		if (r < 0)
 			return policy_print_error(path, r, &diag);
 		/* Which answer each syscall gets, in words, then the filter itself. */
-		r = sbx_seccomp_describe(pol, stdout);
+		struct fail fail;
+		fail_init(&fail);
+		r = sbx_seccomp_describe(pol, stdout, &fail);
 		if (r >= 0 && fflush(stdout) == EOF)
 			r = -EIO;
 		if (r >= 0)
-			r = sbx_seccomp_export_pfc(pol, STDOUT_FILENO);
-		if (r == -EINVAL && *sbx_seccomp_last_error()) {
-			log_error("%s: %s", path ? path : "default", sbx_seccomp_last_error());
+			r = sbx_seccomp_export_pfc(pol, STDOUT_FILENO, &fail);
+		if (r < 0 && fail_said(&fail) && fail.err == 0) {
+			log_error("%s: %s", path ? path : "default", fail.what);
 			return EXIT_BAD_INPUT;
 		}
 		if (r < 0) {

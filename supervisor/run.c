@@ -86,6 +86,7 @@ struct run_state {
 	int out_pipe[2], err_pipe[2]; /* captured streams: [0] ours, [1] the sandbox's */
 	int devnull;            /* the sandbox's stdin when streams are captured */
 	int workspace_fd;
+	struct stat workspace_st; /* fstat of workspace_fd */
 	char workspace_path[PATH_MAX];
 	int workspace_tree_fd;
 	int worker_fd;
@@ -106,8 +107,7 @@ struct run_state {
 	bool worker_status_known; /* reaped, and waitid said how the worker ended */
 	siginfo_t worker_si;
 	bool chan_eof;          /* the worker closed its end of the channel */
-	int internal_err;       /* END_INTERNAL: -errno of warden's own failure, and what failed */
-	char internal_what[96];
+	struct fail internal;   /* END_INTERNAL: warden's own failure, "internal error: ..." */
 	int sigfd;
 	int timerfd;
 	sigset_t old_mask;
@@ -117,6 +117,8 @@ struct run_state {
 	struct sbx_seccomp_prog seccomp;
 	struct sbx_placeholder *placeholders;
 	size_t n_placeholders;
+	struct sbx_config cfg;   /* what the sandbox is built from (clone_sandbox) */
+	bool joined;             /* the child enters its cgroup itself (sbx_spawn) */
 	struct sup_changeset cs; /* workspace mode changes, or a scratch layer */
 	bool use_changes;
 	bool scratch;            /* cs is a scratch layer: discarded, never applied */
@@ -246,34 +248,58 @@ static void run_state_done(struct run_state *st, struct sup_run_result *res)
 	st->pol = pol_free(st->pol);
 }
 
-static int setup_failed(struct sup_run_result *res, int err, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+/*
+ * How a stage of the run ended. A stage that ends the run early has written res (reason, exit
+ * code, error) before it returns.
+ */
+enum stage {
+	STAGE_NEXT,     /* done: on to the next stage */
+	STAGE_FAILED,   /* warden failed, before the command or by its own error: exit 125 */
+	STAGE_ENDED,    /* the run ended early: a signal, the wall clock, a violation, attestation */
+	STAGE_EXITED,   /* the worker reported the command's end: classified once the cgroup is read */
+};
 
-static int setup_failed(struct sup_run_result *res, int err, const char *fmt, ...)
+/*
+ * The one place a failure of warden's becomes the run's result: f's line in res->error,
+ * reason setup-failed, exit 125, logged once.
+ */
+static enum stage stage_failed(struct sup_run_result *res, const struct fail *f)
 {
-	char what[600];
-	va_list ap;
-	va_start(ap, fmt);
-	(void)vsnprintf(what, sizeof(what), fmt, ap);
-	va_end(ap);
-	if (err)
-		(void)snprintf(res->error, sizeof(res->error), "%s: %s", what, strerror(-err));
-	else
-		(void)snprintf(res->error, sizeof(res->error), "%s", what);
+	(void)fail_format(f, res->error, sizeof(res->error));
 	res->reason = SUP_REASON_SETUP_FAILED;
 	res->exit_code = SUP_EXIT_SETUP;
 	log_error("%s", res->error);
-	return SUP_EXIT_SETUP;
+	return STAGE_FAILED;
+}
+
+/* stage_failed of a reason made here. */
+__attribute__((format(printf, 3, 4))) static enum stage
+stage_fail(struct sup_run_result *res, int err, const char *fmt, ...)
+{
+	struct fail f;
+	va_list ap;
+	va_start(ap, fmt);
+	(void)fail_vset(&f, err, fmt, ap);
+	va_end(ap);
+	return stage_failed(res, &f);
 }
 
 /*
- * warden's own failure once the sandbox exists (a failing poll, no memory, a status file too
- * long for our buffers): exit 125 like any setup failure, never blamed on the sandbox, with
- * "internal error" and what failed in the detail.
+ * A step of a stage: 0, or -errno with f saying what failed (stage_failed turns it into the
+ * run's result). Steps run in order; the first failure ends the stage.
  */
-static int internal_failed(struct sup_run_result *res, int err, const char *what)
+typedef int run_step_fn(struct run_state *st, struct sup_run_result *res, struct fail *f);
+
+static enum stage run_steps(struct run_state *st, struct sup_run_result *res,
+			    run_step_fn *const *steps, size_t n)
 {
-	return setup_failed(res, err, "internal error: %s", what);
+	for (size_t i = 0; i < n; i++) {
+		struct fail f;
+		fail_init(&f);
+		if (steps[i](st, res, &f) < 0)
+			return stage_failed(res, &f);
+	}
+	return STAGE_NEXT;
 }
 
 void sup_digest_hex(const void *buf, size_t len, char out[72])
@@ -698,16 +724,20 @@ enum loop_end {
 	END_VIOLATION,
 	END_CHANNEL_CLOSED,
 	END_STAGE,           /* the awaited channel state was reached */
-	END_INTERNAL,        /* warden's own failure: st->internal_err and internal_what */
+	END_INTERNAL,        /* warden's own failure: st->internal says what */
 };
 
 /* event_loop's until after EXITED: nothing more may come but the worker's own exit. */
 #define UNTIL_EXIT (-1)
 
+/*
+ * warden's own failure once the sandbox exists (a failing poll, no memory, a status file too
+ * long for our buffers): exit 125 like any setup failure, never blamed on the sandbox, with
+ * "internal error" and what failed in the detail.
+ */
 static enum loop_end internal(struct run_state *st, int err, const char *what)
 {
-	st->internal_err = err;
-	(void)snprintf(st->internal_what, sizeof(st->internal_what), "%s", what);
+	(void)fail_set(&st->internal, err, "internal error: %s", what);
 	return END_INTERNAL;
 }
 
@@ -859,54 +889,6 @@ static void classify(struct sup_run_result *res)
 	}
 }
 
-/*
- * The workspace's filesystem cannot be idmapped (overlayfs, as a container's root is; NFS;
- * FUSE). Mode changes: a copy of it in the changeset, idmapped there, is the overlay's lower
- * layer, so the sandbox keeps its own host id. Mode direct: the sandbox user is mapped to the
- * workspace's owner for this run, recorded as "workspace-owner-id", and refused when that
- * owner is root, whom a sandbox never runs as. Returns the tree for the sandbox, 0 when there
- * is none to give (the sandbox clones the workspace itself), or -errno with why filled.
- */
-static int workspace_without_idmap(struct run_state *st, struct sup_run_result *res,
-				   const struct stat *ws, int *tree, char *why, size_t why_len)
-{
-	why[0] = '\0';
-	*tree = -1;
-	if (st->use_changes) {
-		struct sup_copy_stats cs = { 0 };
-		_cleanup_close_ int lower = sup_changeset_snapshot(&st->cs, st->workspace_fd, &cs,
-								   why, why_len);
-		if (lower < 0)
-			return lower;
-		res->ws_copied = true;
-		log_info("the workspace's filesystem (%s) cannot be idmapped: the sandbox sees a copy "
-			 "of it (%" PRIu64 " files, folders and links, %" PRIu64 " bytes%s)", res->ws_fs, cs.entries,
-			 cs.bytes, cs.skipped ? ", special files left out" : "");
-		int r = sbx_idmap_workspace(lower, geteuid(), getegid(), res->host_uid,
-					    res->host_gid);
-		if (r < 0) {
-			(void)snprintf(why, why_len, "make an idmapped mount of the workspace's copy: %s",
-				       strerror(-r));
-			return r;
-		}
-		*tree = r;
-		return 0;
-	}
-	if (ws->st_uid == 0 || ws->st_gid == 0) {
-		(void)snprintf(why, why_len, "the workspace's filesystem (%s) cannot be idmapped and "
-			       "the workspace belongs to root, whom a sandbox never runs as: use "
-			       "--workspace-mode changes, or a workspace on ext4, xfs, btrfs or tmpfs",
-			       res->ws_fs);
-		return -EINVAL;
-	}
-	res->host_uid = ws->st_uid;
-	res->host_gid = ws->st_gid;
-	res->ws_owner_id = true;
-	log_info("the workspace's filesystem (%s) cannot be idmapped: the sandbox runs as its "
-		 "owner, uid %u (recorded as workspace-owner-id)", res->ws_fs, (unsigned)ws->st_uid);
-	return 0; /* no tree: the sandbox clones the workspace as it is */
-}
-
 /* Lists every weakening the run actually has, for the record. */
 static void note_weakenings(const struct pol_policy *pol, struct sup_run_result *res)
 {
@@ -979,34 +961,87 @@ static int resolve_worker(char *out, size_t len)
 	return 0;
 }
 
-static int prepare(struct run_state *st, const struct sup_run_opts *opts,
-		   struct sup_run_result *res)
+
+/*
+ * The workspace's filesystem cannot be idmapped (overlayfs, as a container's root is; NFS;
+ * FUSE). Mode changes: a copy of it in the changeset, idmapped there, is the overlay's lower
+ * layer, so the sandbox keeps its own host id. Mode direct: the sandbox user is mapped to the
+ * workspace's owner for this run, recorded as "workspace-owner-id", and refused when that
+ * owner is root, whom a sandbox never runs as. Sets st->workspace_tree_fd to the tree for the
+ * sandbox, or leaves it -1 when there is none to give (the sandbox clones the workspace
+ * itself). Returns 0 or -errno with f filled.
+ */
+static int workspace_without_idmap(struct run_state *st, struct sup_run_result *res,
+				   struct fail *f)
 {
-	int r;
-	/* The record's folder first: a --record that cannot be written refuses the run. */
-	if (opts->record_dir) {
-		r = sup_record_open(opts->record_dir, &res->record_fd);
-		res->have_record_fd = r >= 0;
+	const struct stat *ws = &st->workspace_st;
+	if (st->use_changes) {
+		struct sup_copy_stats cs = { 0 };
+		_cleanup_close_ int lower = sup_changeset_snapshot(&st->cs, st->workspace_fd, &cs, f);
+		if (lower < 0)
+			return lower;
+		res->ws_copied = true;
+		log_info("the workspace's filesystem (%s) cannot be idmapped: the sandbox sees a copy "
+			 "of it (%" PRIu64 " files, folders and links, %" PRIu64 " bytes%s)", res->ws_fs, cs.entries,
+			 cs.bytes, cs.skipped ? ", special files left out" : "");
+		int r = sbx_idmap_workspace(lower, geteuid(), getegid(), res->host_uid,
+					    res->host_gid);
 		if (r < 0)
-			return setup_failed(res, r, "open the record folder '%s' (a directory, created "
-					    "if missing, with no symlink in its path)", opts->record_dir);
+			return fail_refuse(f, r, "make an idmapped mount of the workspace's copy: %s",
+					   strerror(-r));
+		st->workspace_tree_fd = r;
+		return 0;
 	}
-	/* Policy */
-	struct pol_diag diag;
-	_cleanup_free_ char *text = NULL;
-	size_t text_len = 0;
+	if (ws->st_uid == 0 || ws->st_gid == 0)
+		return fail_refuse(f, -EINVAL, "the workspace's filesystem (%s) cannot be idmapped "
+				   "and the workspace belongs to root, whom a sandbox never runs as: "
+				   "use --workspace-mode changes, or a workspace on ext4, xfs, btrfs "
+				   "or tmpfs", res->ws_fs);
+	res->host_uid = ws->st_uid;
+	res->host_gid = ws->st_gid;
+	res->ws_owner_id = true;
+	log_info("the workspace's filesystem (%s) cannot be idmapped: the sandbox runs as its "
+		 "owner, uid %u (recorded as workspace-owner-id)", res->ws_fs, (unsigned)ws->st_uid);
+	return 0; /* no tree: the sandbox clones the workspace as it is */
+}
+
+/* --- prepare: everything the sandbox is built from, each step failing closed --------------- */
+
+/* The record's folder first: a --record that cannot be written refuses the run. */
+static int open_record(struct run_state *st, struct sup_run_result *res, struct fail *f)
+{
+	const char *dir = st->opts->record_dir;
+	if (!dir)
+		return 0;
+	int r = sup_record_open(dir, &res->record_fd);
+	res->have_record_fd = r >= 0;
+	if (r < 0)
+		return fail_set(f, r, "open the record folder '%s' (a directory, created if missing, "
+				"with no symlink in its path)", dir);
+	return 0;
+}
+
+/*
+ * The policy (the caller's, or loaded), its digest, its bind sources on this host, the
+ * command line's overrides and the limits in force.
+ */
+static int load_policy(struct run_state *st, struct sup_run_result *res, struct fail *f)
+{
+	const struct sup_run_opts *opts = st->opts;
+	int r = 0;
 	if (opts->policy) {
 		st->pol = (struct pol_policy *)opts->policy;
 		st->pol_borrowed = true;
-		r = 0;
 	} else {
+		struct pol_diag diag;
+		_cleanup_free_ char *text = NULL;
+		size_t text_len = 0;
 		r = sup_load_policy(opts->policy_path, &st->pol, &text, &text_len, &diag);
-	}
-	if (r < 0) {
 		if (r == -EINVAL)
-			return setup_failed(res, 0, "%s:%u:%u: %s", diag.file, diag.line,
-					    diag.column, diag.message);
-		return setup_failed(res, r, "load policy %s", opts->policy_path);
+			return fail_refuse(f, r, "%s:%u:%u: %s", diag.file, diag.line, diag.column,
+					   diag.message);
+		if (r < 0)
+			return fail_set(f, r, "load policy %s", opts->policy_path);
 	}
 	(void)snprintf(res->policy_source, sizeof(res->policy_source), "%s",
 		       opts->policy ? (opts->policy_label ? opts->policy_label : "<task>")
@@ -1015,13 +1050,12 @@ static int prepare(struct run_state *st, const struct sup_run_opts *opts,
 	_cleanup_free_ char *normal = NULL;
 	r = pol_to_json(st->pol, &normal);
 	if (r < 0)
-		return setup_failed(res, r, "normalise the policy");
+		return fail_set(f, r, "normalise the policy");
 	sup_digest_hex(normal, strlen(normal), res->policy_digest);
-	(void)text_len;
 	char why[512];
 	r = sup_check_host_paths(st->pol, why, sizeof(why));
 	if (r < 0)
-		return setup_failed(res, 0, "%s: %s", res->policy_source, why);
+		return fail_refuse(f, r, "%s: %s", res->policy_source, why);
 	res->unsafe = st->pol->unsafe;
 	if (!st->pol_borrowed && opts->ws_mode_set)
 		st->pol->ws_mode = opts->ws_mode;
@@ -1030,11 +1064,16 @@ static int prepare(struct run_state *st, const struct sup_run_opts *opts,
 	st->wall_ms = opts->timeout_set ? opts->timeout_ms : st->pol->wall_ms;
 	/* A limit that would not be enforced is refused, never silently ignored. */
 	if (st->pol->output_bytes && !opts->out)
-		return setup_failed(res, 0, "limits.output is not enforced by 'warden run' (its "
-				    "output passes through); set it to 0");
+		return fail_refuse(f, -EINVAL, "limits.output is not enforced by 'warden run' (its "
+				   "output passes through); set it to 0");
+	return 0;
+}
 
+/* What warden is and may do here: never set-id; privileged or not, from its capabilities. */
+static int probe_host(struct run_state *st, struct sup_run_result *res, struct fail *f)
+{
 	if (getuid() != geteuid() || getgid() != getegid())
-		return setup_failed(res, 0, "warden must not be installed set-uid or set-gid");
+		return fail_refuse(f, -EPERM, "warden must not be installed set-uid or set-gid");
 	sbx_host_probe_cheap(&res->host);
 	struct utsname u;
 	(void)snprintf(res->kernel, sizeof(res->kernel), "%s",
@@ -1043,175 +1082,214 @@ static int prepare(struct run_state *st, const struct sup_run_opts *opts,
 	res->privileged = sup_decide_privileged(res->init_userns);
 	log_debug("policy %s (%s); %s mode", res->policy_source, res->policy_digest,
 		  res->privileged ? "privileged" : "unprivileged");
+	(void)st;
+	return 0;
+}
 
-	/* Workspace: opened without following a symlink, and refused where it would hand the
-	 * sandbox a host tree, a home or a kernel interface (wspath.h), before anything is made
-	 * in it. */
-	const char *ws = opts->workspace ? opts->workspace : ".";
-	st->workspace_fd = sup_open_workspace(ws, st->pol->unsafe, why, sizeof(why));
+/*
+ * The workspace: opened without following a symlink, and refused where it would hand the
+ * sandbox a host tree, a home or a kernel interface (wspath.h), before anything is made in it.
+ */
+static int open_workspace(struct run_state *st, struct sup_run_result *res, struct fail *f)
+{
+	const char *ws = st->opts->workspace ? st->opts->workspace : ".";
+	st->workspace_fd = sup_open_workspace(ws, st->pol->unsafe, f);
 	if (st->workspace_fd < 0)
-		return setup_failed(res, 0, "%s", why);
-	struct stat ws_st;
-	if (fstat(st->workspace_fd, &ws_st) < 0)
-		return setup_failed(res, -errno, "stat workspace '%s'", ws);
+		return st->workspace_fd;
+	if (fstat(st->workspace_fd, &st->workspace_st) < 0)
+		return fail_set(f, -errno, "stat workspace '%s'", ws);
 	char fdpath[64];
 	(void)snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", st->workspace_fd);
 	ssize_t n = readlink(fdpath, st->workspace_path, sizeof(st->workspace_path) - 1);
 	if (n < 0 || (size_t)n >= sizeof(st->workspace_path) - 1 || st->workspace_path[0] != '/')
-		return setup_failed(res, n < 0 ? -errno : -ENAMETOOLONG,
-				    "resolve workspace '%s'", ws);
+		return fail_set(f, n < 0 ? -errno : -ENAMETOOLONG, "resolve workspace '%s'", ws);
 	st->workspace_path[n] = '\0';
-	r = sup_check_workspace(st->workspace_fd, st->workspace_path, st->pol->unsafe, why,
-				sizeof(why));
-	if (r < 0)
-		return setup_failed(res, 0, "%s", why);
+	(void)res;
+	return sup_check_workspace(st->workspace_fd, st->workspace_path, st->pol->unsafe, f);
+}
 
-	/* Ids */
-	if (res->privileged) {
-		uint32_t id = 0;
-		r = allocate_host_id(st->pol, &st->id_dir_fd, &st->id_lock_fd, &id);
-		if (r < 0)
-			return setup_failed(res, r, "allocate a host uid/gid from %u..%u",
-					    st->pol->host_id_base,
-					    st->pol->host_id_base + st->pol->host_id_count - 1);
-		res->host_uid = res->host_gid = st->host_id = id;
-		log_debug("host uid/gid %u for this sandbox", id);
-	} else {
+/* The sandbox's host uid/gid: one of the policy's range, held while the run lives (as root). */
+static int allocate_ids(struct run_state *st, struct sup_run_result *res, struct fail *f)
+{
+	if (!res->privileged) {
 		res->host_uid = getuid();
 		res->host_gid = getgid();
+		return 0;
 	}
+	uint32_t id = 0;
+	int r = allocate_host_id(st->pol, &st->id_dir_fd, &st->id_lock_fd, &id);
+	if (r < 0)
+		return fail_set(f, r, "allocate a host uid/gid from %u..%u", st->pol->host_id_base,
+				st->pol->host_id_base + st->pol->host_id_count - 1);
+	res->host_uid = res->host_gid = st->host_id = id;
+	log_debug("host uid/gid %u for this sandbox", id);
+	return 0;
+}
 
+/*
+ * Where the sandbox's writes go: in mode changes, a changeset whose layer takes every write;
+ * for a command whose writes vanish (workspace_overlay), a scratch layer, discarded at the
+ * end; in mode direct, placeholders for missing protected paths.
+ */
+static int prepare_layer(struct run_state *st, struct sup_run_result *res, struct fail *f)
+{
+	const struct sup_run_opts *opts = st->opts;
+	int r;
 	sbx_fs_name(st->workspace_fd, res->ws_fs, sizeof(res->ws_fs));
-	/*
-	 * Workspace: in mode changes, a changeset whose layer takes every write; for a command
-	 * whose writes vanish (workspace_overlay), a scratch layer, discarded at the end; in mode
-	 * direct, placeholders for missing protected paths.
-	 */
 	st->scratch = opts->workspace_overlay;
 	st->use_changes = st->scratch ||
 			  ((st->pol->ws_mode == POL_WS_CHANGES || opts->changes_workspace) &&
 			   !opts->direct_workspace);
 	res->changes_mode = st->use_changes && !st->scratch;
 	if (st->scratch) {
-		char what_cs[PATH_MAX + 64];
 		r = sup_changeset_create_scratch(res->privileged, res->host_uid, res->host_gid,
-						 &st->cs, what_cs, sizeof(what_cs));
+						 &st->cs, f);
 		if (r < 0)
-			return setup_failed(res, r, "%s", what_cs);
+			return r;
 		log_debug("scratch layer %s", st->cs.layer_path);
-	} else if (st->use_changes) {
-		char what_cs[PATH_MAX + 64];
+		return 0;
+	}
+	if (st->use_changes) {
 		r = sup_changeset_create(res->privileged, st->workspace_fd, st->workspace_path,
 					 res->host_uid, res->host_gid, st->pol, opts->argv, &st->cs,
-					 what_cs, sizeof(what_cs));
+					 f);
 		if (r < 0)
-			return setup_failed(res, r, "%s", what_cs);
+			return r;
 		(void)snprintf(res->changes_id, sizeof(res->changes_id), "%s", st->cs.id);
 		log_debug("changeset %s in %s", st->cs.id, st->cs.layer_path);
-	} else {
-		bool alone = false;
-		r = lock_workspace(res->privileged, st->workspace_fd, &st->ws_lock_fd, &alone);
-		if (r < 0)
-			return setup_failed(res, r, "lock the workspace");
-		r = sbx_placeholders_create(st->workspace_fd, st->pol, alone, &st->placeholders,
-					    &st->n_placeholders);
-		if (r < 0)
-			return setup_failed(res, r, "protect workspace paths");
-		res->placeholders = st->n_placeholders;
+		return 0;
 	}
-	r = sup_hide_expand(st->workspace_fd, st->pol->hide, st->pol->n_hide, &st->hidden,
-			    &st->n_hidden);
+	bool alone = false;
+	r = lock_workspace(res->privileged, st->workspace_fd, &st->ws_lock_fd, &alone);
 	if (r < 0)
-		return setup_failed(res, r, "expand filesystem.hide in the workspace%s",
-				    r == -E2BIG ? " (too many entries to walk or to hide)" : "");
+		return fail_set(f, r, "lock the workspace");
+	r = sbx_placeholders_create(st->workspace_fd, st->pol, alone, &st->placeholders,
+				    &st->n_placeholders);
+	if (r < 0)
+		return fail_set(f, r, "protect workspace paths");
+	res->placeholders = st->n_placeholders;
+	return 0;
+}
+
+/* filesystem.hide, expanded in the workspace; then, as root, the workspace's idmapped tree. */
+static int map_workspace(struct run_state *st, struct sup_run_result *res, struct fail *f)
+{
+	int r = sup_hide_expand(st->workspace_fd, st->pol->hide, st->pol->n_hide, &st->hidden,
+				&st->n_hidden);
+	if (r < 0)
+		return fail_set(f, r, "expand filesystem.hide in the workspace%s",
+				r == -E2BIG ? " (too many entries to walk or to hide)" : "");
 	res->hidden = st->n_hidden;
-	if (res->privileged) {
-		why[0] = '\0';
-		r = sbx_idmap_workspace(st->workspace_fd, ws_st.st_uid, ws_st.st_gid, res->host_uid,
-					res->host_gid);
-		if (r >= 0)
-			st->workspace_tree_fd = r;
-		else if (r == -EINVAL)
-			r = workspace_without_idmap(st, res, &ws_st, &st->workspace_tree_fd, why,
-						    sizeof(why));
-		if (r < 0 && why[0])
-			return setup_failed(res, 0, "%s", why);
-		if (r < 0)
-			return setup_failed(res, r, "make an idmapped mount of the workspace");
+	if (!res->privileged)
+		return 0;
+	r = sbx_idmap_workspace(st->workspace_fd, st->workspace_st.st_uid,
+				st->workspace_st.st_gid, res->host_uid, res->host_gid);
+	if (r >= 0) {
+		st->workspace_tree_fd = r;
+		return 0;
 	}
-	/* cgroup */
+	if (r == -EINVAL)
+		return workspace_without_idmap(st, res, f);
+	return fail_set(f, r, "make an idmapped mount of the workspace");
+}
+
+/* The sandbox's cgroup (or none, where the policy opts out), opened for the child to join. */
+static int make_cgroup(struct run_state *st, struct sup_run_result *res, struct fail *f)
+{
 	char cg_name[64];
 	uint32_t rnd = 0;
 	if (getrandom(&rnd, sizeof(rnd), GRND_NONBLOCK) != sizeof(rnd))
 		rnd = (uint32_t)sup_mono_ms();
 	(void)snprintf(cg_name, sizeof(cg_name), "warden-%d-%08x", (int)getpid(), rnd);
 	const char *what = "";
-	r = sbx_cgroup_create(&st->cg, cg_name, st->pol, &what);
+	int r = sbx_cgroup_create(&st->cg, cg_name, st->pol, &what);
 	if (r < 0) {
 		if (!(st->pol->unsafe & POL_UNSAFE_NO_CGROUP))
-			return setup_failed(res, r, "cgroup: %s (the policy may opt out with "
-					    "'unsafe: [no-cgroup]')", what);
+			return fail_set(f, r, "cgroup: %s (the policy may opt out with "
+					"'unsafe: [no-cgroup]')", what);
 		log_info("no cgroup (%s: %s); running without one as the policy allows",
 			 what, strerror(-r));
 	}
 	res->cg_version = st->cg.version;
 	note_weakenings(st->pol, res);
-	if (st->cg.version) {
-		log_debug("cgroup v%d %s", st->cg.version, st->cg.path[0]);
-		r = sbx_cgroup_open_join(&st->cg, &st->cg_join);
-		if (r < 0)
-			return setup_failed(res, r, "open the cgroup for the sandbox to join");
-	}
-
-	r = sbx_caps_mask(st->pol->caps_keep, st->pol->n_caps_keep, &st->caps_mask);
+	if (!st->cg.version)
+		return 0;
+	log_debug("cgroup v%d %s", st->cg.version, st->cg.path[0]);
+	r = sbx_cgroup_open_join(&st->cg, &st->cg_join);
 	if (r < 0)
-		return setup_failed(res, r, "capabilities.keep names a capability this system lacks");
+		return fail_set(f, r, "open the cgroup for the sandbox to join");
+	return 0;
+}
 
-	/* seccomp: compiled here once, only installed in the child. */
-	r = sbx_seccomp_build_fast(st->pol, &sbx_seccomp_default_pre, &st->seccomp);
-	if (r == -EINVAL && *sbx_seccomp_last_error())
-		return setup_failed(res, 0, "%s: %s", res->policy_source, sbx_seccomp_last_error());
+/* The kept capabilities' mask and the seccomp filter: compiled here once, installed in the child. */
+static int compile_confinement(struct run_state *st, struct sup_run_result *res, struct fail *f)
+{
+	int r = sbx_caps_mask(st->pol->caps_keep, st->pol->n_caps_keep, &st->caps_mask);
 	if (r < 0)
-		return setup_failed(res, r, "compile the seccomp filter");
+		return fail_set(f, r, "capabilities.keep names a capability this system lacks");
+	struct fail why;
+	r = sbx_seccomp_build_fast(st->pol, &sbx_seccomp_default_pre, &st->seccomp, &why);
+	if (r < 0 && why.err == 0) /* the policy's fault: name the policy */
+		return fail_refuse(f, r, "%s: %s", res->policy_source, why.what);
+	if (r < 0)
+		*f = why;
+	return r;
+}
 
+/* The worker's executable (an O_PATH fd the child execs), its argv and the environment. */
+static int prepare_worker(struct run_state *st, struct sup_run_result *res, struct fail *f)
+{
+	const struct sup_run_opts *opts = st->opts;
 	char worker[PATH_MAX];
 	(void)resolve_worker(worker, sizeof(worker));
 	st->worker_fd = open(worker, O_PATH | O_CLOEXEC);
 	if (st->worker_fd < 0)
-		return setup_failed(res, -errno, "open the worker '%s'", worker);
-
-	r = build_env(st->pol, opts->env_force, opts->env_extra, opts->no_env_pass, &st->envp);
+		return fail_set(f, -errno, "open the worker '%s'", worker);
+	int r = build_env(st->pol, opts->env_force, opts->env_extra, opts->no_env_pass, &st->envp);
 	if (r >= 0)
 		r = build_worker_argv(opts->argv, &st->worker_argv);
 	if (r < 0)
-		return setup_failed(res, r, "build the sandbox environment");
+		return fail_set(f, r, "build the sandbox environment");
+	(void)res;
+	return 0;
+}
 
+/* The channel and setup socket, and the pipes of captured streams. */
+static int open_channels(struct run_state *st, struct sup_run_result *res, struct fail *f)
+{
+	const struct sup_run_opts *opts = st->opts;
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, st->chan) < 0 ||
 	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, st->sync) < 0)
-		return setup_failed(res, -errno, "create the worker channel");
+		return fail_set(f, -errno, "create the worker channel");
 	/*
 	 * No frame carries a descriptor, and closing one the sandbox sent could block us (a
 	 * lingering socket): the kernel refuses them at our end, from before the sandbox exists.
 	 * Without SO_PASSRIGHTS the channel parks whatever arrives until the sandbox is dead.
 	 */
-	r = sup_channel_refuse_fds(st->chan[0]);
+	int r = sup_channel_refuse_fds(st->chan[0]);
 	if (r == -ENOPROTOOPT)
 		log_debug("this kernel cannot refuse descriptors on the channel (no SO_PASSRIGHTS): "
 			  "any that arrive are kept, unclosed, until the sandbox is dead");
 	else if (r < 0)
-		return setup_failed(res, r, "refuse descriptors on the worker channel");
+		return fail_set(f, r, "refuse descriptors on the worker channel");
 	/* Captured streams: pipes we drain; only our read ends are non-blocking. */
 	if (opts->out || opts->err) {
 		st->devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
 		if (st->devnull < 0)
-			return setup_failed(res, -errno, "open /dev/null");
+			return fail_set(f, -errno, "open /dev/null");
 	}
 	if ((opts->out && (pipe2(st->out_pipe, O_CLOEXEC) < 0 ||
 			   fcntl(st->out_pipe[0], F_SETFL, O_NONBLOCK) < 0)) ||
 	    (opts->err && (pipe2(st->err_pipe, O_CLOEXEC) < 0 ||
 			   fcntl(st->err_pipe[0], F_SETFL, O_NONBLOCK) < 0)))
-		return setup_failed(res, -errno, "create the output pipes");
+		return fail_set(f, -errno, "create the output pipes");
+	(void)res;
+	return 0;
+}
 
+/* The event loop's sources: the stop signals (blocked, read from a signalfd) and the timer. */
+static int open_event_sources(struct run_state *st, struct sup_run_result *res, struct fail *f)
+{
 	sigset_t mask;
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGCHLD);
@@ -1220,24 +1298,48 @@ static int prepare(struct run_state *st, const struct sup_run_opts *opts,
 	sigaddset(&mask, SIGHUP);
 	sigaddset(&mask, SIGQUIT);
 	if (sigprocmask(SIG_BLOCK, &mask, &st->old_mask) < 0)
-		return setup_failed(res, -errno, "block signals");
+		return fail_set(f, -errno, "block signals");
 	st->mask_set = true;
 	st->sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 	st->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	if (st->sigfd < 0 || st->timerfd < 0)
-		return setup_failed(res, -errno, "create the event sources");
+		return fail_set(f, -errno, "create the event sources");
+	(void)res;
 	return 0;
 }
 
-static int spawn_and_attest(struct run_state *st, struct sup_run_result *res)
+/* Everything before the sandbox exists, in this order (the record first, the policy next). */
+static enum stage prepare(struct run_state *st, struct sup_run_result *res)
 {
+	static run_step_fn *const steps[] = {
+		open_record,   load_policy,	    probe_host,	    open_workspace,
+		allocate_ids,  prepare_layer,	    map_workspace,  make_cgroup,
+		compile_confinement, prepare_worker, open_channels, open_event_sources,
+	};
+	return run_steps(st, res, steps, ELEMENTSOF(steps));
+}
+
+
+/* --- spawn: the sandbox, from clone to a worker exec'd, in its cgroup --------------------- */
+
 #ifdef WARDEN_TEST_HOOKS
-	/* Only in warden-test: the sandbox never enters its cgroup, to prove the check refuses. */
-	bool skip_cgroup = secure_getenv("WARDEN_TEST_SKIP_CGROUP") != NULL;
+/* Only in warden-test: the sandbox never enters its cgroup, to prove the check refuses. */
+static bool test_hook_skip_cgroup(void)
+{
+	return secure_getenv("WARDEN_TEST_SKIP_CGROUP") != NULL;
+}
 #else
-	const bool skip_cgroup = false;
+static bool test_hook_skip_cgroup(void)
+{
+	return false;
+}
 #endif
-	struct sbx_config cfg = {
+
+/* Clones the child into its namespaces (born in its cgroup where the kernel can). */
+static int clone_sandbox(struct run_state *st, struct sup_run_result *res, struct fail *f)
+{
+	bool skip_cgroup = test_hook_skip_cgroup();
+	st->cfg = (struct sbx_config){
 		.pol = st->pol,
 		.privileged = res->privileged,
 		.host_uid = res->host_uid,
@@ -1264,58 +1366,77 @@ static int spawn_and_attest(struct run_state *st, struct sup_run_result *res)
 		.changes_layer_path = st->cs.layer_path,
 	};
 	bool joined = false;
-	int r = sbx_spawn(&cfg, &st->pid, &st->pidfd, &joined);
+	int r = sbx_spawn(&st->cfg, &st->pid, &st->pidfd, &joined);
 	sbx_cgroup_close_join(&st->cg_join);
 	if (r < 0)
-		return setup_failed(res, r, "create the sandbox (clone3 into new namespaces%s)",
-				    st->cg.version == 2 ? " and its cgroup" : "");
+		return fail_set(f, r, "create the sandbox (clone3 into new namespaces%s)",
+				st->cg.version == 2 ? " and its cgroup" : "");
+	/* The child's ends are the child's now. */
 	close_fd(&st->chan[1]);
 	close_fd(&st->sync[1]);
 	close_fd(&st->out_pipe[1]);
 	close_fd(&st->err_pipe[1]);
 	close_fd(&st->devnull);
-
-	r = sbx_write_id_maps(&cfg, st->pid);
-	if (r < 0)
-		return setup_failed(res, r, "write the uid/gid maps");
-	if (st->cg.version && !joined && !skip_cgroup) {
-		r = sbx_cgroup_attach(&st->cg, st->pid);
-		if (r < 0)
-			return setup_failed(res, r, "move the sandbox into its cgroup");
-	}
-	struct sbx_failure fail;
-	r = sbx_release_child(st->sync[0], &fail);
-	if (r == -EIO)
-		return setup_failed(res, fail.err, "sandbox setup failed: %s", fail.step);
-	if (r < 0)
-		return setup_failed(res, r, "sandbox setup failed");
-	close_fd(&st->sync[0]);
-	/* However it got there, the kernel must list the worker in every hierarchy. */
-	if (st->cg.version) {
-		r = sbx_cgroup_holds(&st->cg, st->pid);
-		if (r <= 0)
-			return setup_failed(res, r < 0 ? r : -ESRCH,
-					    "the sandbox is not in its cgroup%s",
-					    r < 0 ? " (could not read cgroup.procs)" : "");
-	}
-	phase_end(st, res, SUP_PHASE_SANDBOX);
-	log_debug("sandbox ready: worker is host pid %d", (int)st->pid);
-
-	/* Wall clock starts now: everything after this is the sandbox's time. */
-	if (st->wall_ms) {
-		r = arm_timer(st->timerfd, st->wall_ms);
-		if (r < 0)
-			return setup_failed(res, r, "arm the wall-clock timer");
-	}
-
-	r = sup_channel_start(&st->chan_state, st->chan[0]);
-	if (r < 0)
-		return setup_failed(res, r, "start the worker channel");
-	st->chan_state.peer_pid = (int)st->pid;
+	st->joined = joined;
 	return 0;
 }
 
-static int finish_signal(struct sup_run_result *res, int sig)
+/*
+ * The child's id maps and (when it could not be born there) its cgroup; then it may go on,
+ * and its setup either execs the worker or reports the step that failed. However it got
+ * there, the kernel must list the worker in every hierarchy of its cgroup.
+ */
+static int release_sandbox(struct run_state *st, struct sup_run_result *res, struct fail *f)
+{
+	int r = sbx_write_id_maps(&st->cfg, st->pid);
+	if (r < 0)
+		return fail_set(f, r, "write the uid/gid maps");
+	if (st->cg.version && !st->joined && !test_hook_skip_cgroup()) {
+		r = sbx_cgroup_attach(&st->cg, st->pid);
+		if (r < 0)
+			return fail_set(f, r, "move the sandbox into its cgroup");
+	}
+	r = sbx_release_child(st->sync[0], f);
+	if (r < 0)
+		return r;
+	close_fd(&st->sync[0]);
+	if (st->cg.version) {
+		r = sbx_cgroup_holds(&st->cg, st->pid);
+		if (r <= 0)
+			return fail_set(f, r < 0 ? r : -ESRCH, "the sandbox is not in its cgroup%s",
+					r < 0 ? " (could not read cgroup.procs)" : "");
+	}
+	phase_end(st, res, SUP_PHASE_SANDBOX);
+	log_debug("sandbox ready: worker is host pid %d", (int)st->pid);
+	return 0;
+}
+
+/* The wall clock starts now (everything after is the sandbox's time), and the channel. */
+static int start_channel(struct run_state *st, struct sup_run_result *res, struct fail *f)
+{
+	int r;
+	if (st->wall_ms) {
+		r = arm_timer(st->timerfd, st->wall_ms);
+		if (r < 0)
+			return fail_set(f, r, "arm the wall-clock timer");
+	}
+	r = sup_channel_start(&st->chan_state, st->chan[0]);
+	if (r < 0)
+		return fail_set(f, r, "start the worker channel");
+	st->chan_state.peer_pid = (int)st->pid;
+	(void)res;
+	return 0;
+}
+
+static enum stage spawn(struct run_state *st, struct sup_run_result *res)
+{
+	static run_step_fn *const steps[] = { clone_sandbox, release_sandbox, start_channel };
+	return run_steps(st, res, steps, ELEMENTSOF(steps));
+}
+
+/* --- supervise: handshake, attestation, then the command (or the audit's probes) ----------- */
+
+static enum stage finish_signal(struct sup_run_result *res, int sig)
 {
 	res->reason = SUP_REASON_SIGNALED;
 	res->signal = sig;
@@ -1323,10 +1444,10 @@ static int finish_signal(struct sup_run_result *res, int sig)
 	(void)snprintf(res->error, sizeof(res->error), "warden received signal %d (%s); the "
 		       "sandbox was killed", sig, strsignal(sig));
 	log_error("%s", res->error);
-	return res->exit_code;
+	return STAGE_ENDED;
 }
 
-static int finish_oom(struct sup_run_result *res)
+static enum stage finish_oom(struct sup_run_result *res)
 {
 	res->reason = SUP_REASON_OOM;
 	res->signal = SIGKILL;
@@ -1334,10 +1455,10 @@ static int finish_oom(struct sup_run_result *res)
 	(void)snprintf(res->error, sizeof(res->error), "the memory limit was reached; the OOM "
 		       "killer killed the whole sandbox (memory.oom.group)");
 	log_info("%s", res->error);
-	return res->exit_code;
+	return STAGE_ENDED;
 }
 
-static int finish_timeout(struct sup_run_result *res, uint64_t ms)
+static enum stage finish_timeout(struct sup_run_result *res, uint64_t ms)
 {
 	res->reason = SUP_REASON_WALL_TIMEOUT;
 	res->exit_code = SUP_EXIT_TIMEOUT;
@@ -1345,7 +1466,7 @@ static int finish_timeout(struct sup_run_result *res, uint64_t ms)
 	(void)snprintf(res->error, sizeof(res->error), "wall-clock limit of %" PRIu64
 		       " ms reached; the sandbox was killed", ms);
 	log_info("%s", res->error);
-	return SUP_EXIT_TIMEOUT;
+	return STAGE_ENDED;
 }
 
 /*
@@ -1371,16 +1492,57 @@ static enum loop_end await_worker_exit(struct run_state *st, int *sig)
 	return end;
 }
 
-static int supervise(struct run_state *st, struct sup_run_result *res)
+/*
+ * How a wait that did not reach the state it waited for ends the run (sig: the signal an
+ * END_SIGNAL received). The worker dying or closing the channel before it reported is a
+ * violation, unless the OOM killer took it with the command.
+ */
+static enum stage loop_ended(struct run_state *st, struct sup_run_result *res, enum loop_end end,
+			     int sig)
+{
+	switch (end) {
+	case END_SIGNAL:
+		return finish_signal(res, sig);
+	case END_TIMEOUT:
+		return finish_timeout(res, st->wall_ms);
+	case END_VIOLATION:
+		note_violation(res, &st->chan_state);
+		return STAGE_ENDED;
+	case END_INTERNAL:
+		return stage_failed(res, &st->internal);
+	case END_WORKER_EXITED:
+	case END_CHANNEL_CLOSED:
+	case END_STAGE:
+		break;
+	}
+	if (group_oom_killed(st))
+		return finish_oom(res);
+	sup_channel_violation(&st->chan_state, -1, "worker ended before reporting the command's end");
+	note_violation(res, &st->chan_state);
+	return STAGE_ENDED;
+}
+
+/* EXITED arrived: the worker exits next, taking the namespace with it. */
+static enum stage await_end(struct run_state *st, struct sup_run_result *res)
 {
 	int sig = 0;
-	enum loop_end end;
+	enum loop_end end = await_worker_exit(st, &sig);
+	if (end != END_WORKER_EXITED)
+		return loop_ended(st, res, end, sig);
+	res->have_exited = true;
+	res->exited = st->chan_state.exited;
+	return STAGE_EXITED;
+}
 
-	/* Handshake: HELLO within the deadline, then the kernel's word on the worker. */
-	end = event_loop(st, SUP_CHAN_ATTESTED, sup_mono_ms() + HANDSHAKE_TIMEOUT_MS, &sig);
+/* Handshake: HELLO within the deadline, then the kernel's word on the worker. */
+static enum stage attest(struct run_state *st, struct sup_run_result *res)
+{
+	int sig = 0;
+	enum loop_end end = event_loop(st, SUP_CHAN_ATTESTED,
+				       sup_mono_ms() + HANDSHAKE_TIMEOUT_MS, &sig);
 	phase_end(st, res, SUP_PHASE_HANDSHAKE);
 	if (end != END_STAGE)
-		goto ended;
+		return loop_ended(st, res, end, sig);
 	struct sup_expect want = {
 		.init_userns = res->init_userns,
 		.host_uid = res->host_uid,
@@ -1395,8 +1557,9 @@ static int supervise(struct run_state *st, struct sup_run_result *res)
 	int r = sup_check_identity(st->pid, &want, &st->chan_state.claimed, &res->identity);
 	phase_end(st, res, SUP_PHASE_ATTEST);
 	if (r == -E2BIG || r == -ENOMEM)
-		return internal_failed(res, r, r == -E2BIG ? "the worker's /proc status is longer "
-					     "than warden reads" : "read the worker's identity");
+		return stage_fail(res, r, "internal error: %s",
+				  r == -E2BIG ? "the worker's /proc status is longer than warden reads"
+					      : "read the worker's identity");
 	if (r < 0) {
 		res->reason = SUP_REASON_ATTESTATION_FAILED;
 		res->exit_code = SUP_EXIT_VIOLATION;
@@ -1408,85 +1571,65 @@ static int supervise(struct run_state *st, struct sup_run_result *res)
 				       "attestation failed: cannot read the worker's identity: %s",
 				       strerror(-r));
 		log_error("%s; the sandbox was killed", res->error);
-		return res->exit_code;
+		return STAGE_ENDED;
 	}
 	log_debug("attestation held: uid %u, no capabilities, no_new_privs, %u seccomp filter(s), "
 		  "7 namespaces separate", res->identity.kernel.uid[0],
 		  res->identity.kernel.seccomp_filters);
-	if (st->audit) {
-		/* The outside view first, while the worker waits, then the probes inside. */
-		r = sup_audit_listen(st->audit);
-		if (r < 0)
-			return setup_failed(res, r, "open the audit's host loopback listener");
-		sup_audit_outside(st->audit, st->pol, st->pid, &st->cg, res);
-		r = sup_channel_send_audit(&st->chan_state, st->audit->port);
-		if (r < 0)
-			return setup_failed(res, r, "send AUDIT to the worker");
-		end = event_loop(st, SUP_CHAN_DONE, sup_mono_ms() + AUDIT_TIMEOUT_MS, &sig);
-		if (end == END_STAGE && st->chan_state.state == SUP_CHAN_DONE) {
-			sup_audit_inside(st->audit, st->pol, st->chan_state.probes,
-					 st->chan_state.n_probes);
-			end = await_worker_exit(st, &sig);
-			if (end == END_WORKER_EXITED) {
-				res->have_exited = true;
-				res->exited = st->chan_state.exited;
-				return 0;
-			}
-		}
-		goto ended;
-	}
+	return STAGE_NEXT;
+}
+
+/* warden audit: the outside view first, while the worker waits, then the probes inside. */
+static enum stage run_audit(struct run_state *st, struct sup_run_result *res)
+{
+	int sig = 0;
+	int r = sup_audit_listen(st->audit);
+	if (r < 0)
+		return stage_fail(res, r, "open the audit's host loopback listener");
+	sup_audit_outside(st->audit, st->pol, st->pid, &st->cg, res);
+	r = sup_channel_send_audit(&st->chan_state, st->audit->port);
+	if (r < 0)
+		return stage_fail(res, r, "send AUDIT to the worker");
+	enum loop_end end = event_loop(st, SUP_CHAN_DONE, sup_mono_ms() + AUDIT_TIMEOUT_MS, &sig);
+	if (end != END_STAGE || st->chan_state.state != SUP_CHAN_DONE)
+		return loop_ended(st, res, end, sig);
+	sup_audit_inside(st->audit, st->pol, st->chan_state.probes, st->chan_state.n_probes);
+	return await_end(st, res);
+}
+
+/* GO, then READY within the handshake's deadline, then the command's own run until EXITED. */
+static enum stage run_command(struct run_state *st, struct sup_run_result *res)
+{
+	int sig = 0;
 	/*
 	 * Nothing in the sandbox has run yet, so nothing is copied up: a host change from here
 	 * on is one the changeset may conflict with (supervisor/apply.h, base_sec).
 	 */
 	if (st->use_changes)
 		(void)clock_gettime(CLOCK_REALTIME_COARSE, &st->cs.base);
-	r = sup_channel_send_go(&st->chan_state);
+	int r = sup_channel_send_go(&st->chan_state);
 	if (r < 0)
-		return setup_failed(res, r, "send GO to the worker");
-
+		return stage_fail(res, r, "send GO to the worker");
 	/* READY has a deadline as the handshake has; the command's own run only the wall's. */
-	end = event_loop(st, SUP_CHAN_READY, sup_mono_ms() + HANDSHAKE_TIMEOUT_MS, &sig);
+	enum loop_end end = event_loop(st, SUP_CHAN_READY, sup_mono_ms() + HANDSHAKE_TIMEOUT_MS,
+				       &sig);
 	if (end == END_STAGE)
 		end = event_loop(st, SUP_CHAN_DONE, 0, &sig);
 	if (end == END_STAGE && st->chan_state.state == SUP_CHAN_FAILED)
-		return setup_failed(res, -(int)st->chan_state.error_code,
-				    "the worker could not start the command: '%s'",
-				    st->chan_state.error_what);
-	if (end == END_STAGE) {
-		/* EXITED arrived: the worker exits next, taking the namespace with it. */
-		end = await_worker_exit(st, &sig);
-		if (end == END_WORKER_EXITED) {
-			res->have_exited = true;
-			res->exited = st->chan_state.exited;
-			return 0;
-		}
-	}
-ended:
-	switch (end) {
-	case END_SIGNAL:
-		return finish_signal(res, sig);
-	case END_TIMEOUT:
-		return finish_timeout(res, st->wall_ms);
-	case END_VIOLATION:
-		note_violation(res, &st->chan_state);
-		return res->exit_code;
-	case END_INTERNAL:
-		return internal_failed(res, st->internal_err, st->internal_what);
-	case END_WORKER_EXITED:
-	case END_CHANNEL_CLOSED:
-	case END_STAGE:
-		break;
-	}
-	/*
-	 * The worker died or closed the channel before reporting: a violation, unless the OOM
-	 * killer took it with the command.
-	 */
-	if (group_oom_killed(st))
-		return finish_oom(res);
-	sup_channel_violation(&st->chan_state, -1, "worker ended before reporting the command's end");
-	note_violation(res, &st->chan_state);
-	return res->exit_code;
+		return stage_fail(res, -(int)st->chan_state.error_code,
+				  "the worker could not start the command: '%s'",
+				  st->chan_state.error_what);
+	if (end != END_STAGE)
+		return loop_ended(st, res, end, sig);
+	return await_end(st, res);
+}
+
+static enum stage supervise(struct run_state *st, struct sup_run_result *res)
+{
+	enum stage s = attest(st, res);
+	if (s != STAGE_NEXT)
+		return s;
+	return st->audit ? run_audit(st, res) : run_command(st, res);
 }
 
 /* The kernel's word on the worker's own end, and what it claimed about the command. */
@@ -1512,6 +1655,55 @@ void sup_run_result_done(struct sup_run_result *res)
 	res->have_record_fd = false;
 }
 
+
+/*
+ * Tears the run down whatever stage s it reached: kill, verify the cgroup empty, read its
+ * counters; classify the command's end (STAGE_EXITED); read the captured streams to their
+ * end; finish the changeset (applying its safe part where asked); release everything. Returns
+ * the exit code.
+ */
+static int teardown(struct run_state *st, struct sup_run_result *res, enum stage s)
+{
+	const struct sup_run_opts *opts = st->opts;
+	kill_and_reap(st);
+	if (st->cg.version) {
+		int r = sbx_cgroup_kill(&st->cg);
+		res->cg_emptied = r == 0;
+		res->have_cg = sbx_cgroup_stats(&st->cg, &res->cg) == 0;
+	}
+	/* Nothing of the sandbox runs now: descriptors it sent may be closed without waiting. */
+	sup_channel_release_fds(&st->chan_state);
+	note_worker_end(st, res);
+	/* Classified only now, once the cgroup's counters are read. */
+	if (s == STAGE_EXITED)
+		classify(res);
+	int code = res->exit_code;
+	/* Every writer in the sandbox is gone: what is left in the pipes is the end. */
+	finish_pipe(&st->out_pipe[0], opts->out);
+	finish_pipe(&st->err_pipe[0], opts->err);
+	/* And in the changeset's layer: apply its safe part, keep the rest. */
+	if (st->cs.dir_fd >= 0 && st->scratch) {
+		int r = sup_changeset_discard(&st->cs, res->privileged);
+		if (r < 0)
+			log_errno(r, "remove the scratch layer %s", st->cs.layer_path);
+	} else if (st->cs.dir_fd >= 0) {
+		bool apply = st->pol->ws_apply == POL_WS_APPLY_SAFE || opts->changes_workspace;
+		int r = sup_changeset_finish(&st->cs, res->privileged, st->workspace_fd, apply,
+					     st->pol, &res->changes, &res->changes_kept);
+		res->changes_applied = apply && r >= 0;
+		if (r < 0) {
+			res->changes_error = r;
+			res->changes_kept = true;
+			log_errno(r, "changeset %s could not be %s; it stays pending (warden diff %s)",
+				  st->cs.id, apply ? "applied" : "kept", st->cs.id);
+			if (code == 0)
+				code = SUP_EXIT_SETUP;
+		}
+	}
+	run_state_done(st, res);
+	return code;
+}
+
 int sup_run(const struct sup_run_opts *opts, struct sup_run_result *res)
 {
 	struct run_state st;
@@ -1524,54 +1716,15 @@ int sup_run(const struct sup_run_opts *opts, struct sup_run_result *res)
 	st.audit = opts->audit;
 	st.phase_t = mono_us();
 
-	int code = prepare(&st, opts, res);
+	enum stage s = prepare(&st, res);
 	phase_end(&st, res, SUP_PHASE_PREPARE);
-	if (code == 0)
-		code = spawn_and_attest(&st, res);
-	if (code == 0) {
-		code = supervise(&st, res);
-		if (code == 0 && res->have_exited)
-			code = -1; /* classify below, once the cgroup has been read */
-	}
+	if (s == STAGE_NEXT)
+		s = spawn(&st, res);
+	if (s == STAGE_NEXT)
+		s = supervise(&st, res);
 	phase_end(&st, res, SUP_PHASE_COMMAND);
 
-	/* Tear down: kill, verify empty, read the counters, remove. */
-	kill_and_reap(&st);
-	if (st.cg.version) {
-		int r = sbx_cgroup_kill(&st.cg);
-		res->cg_emptied = r == 0;
-		res->have_cg = sbx_cgroup_stats(&st.cg, &res->cg) == 0;
-	}
-	/* Nothing of the sandbox runs now: descriptors it sent may be closed without waiting. */
-	sup_channel_release_fds(&st.chan_state);
-	note_worker_end(&st, res);
-	if (code == -1) {
-		classify(res);
-		code = res->exit_code;
-	}
-	/* Every writer in the sandbox is gone: what is left in the pipes is the end. */
-	finish_pipe(&st.out_pipe[0], opts->out);
-	finish_pipe(&st.err_pipe[0], opts->err);
-	/* And in the changeset's layer: apply its safe part, keep the rest. */
-	if (st.cs.dir_fd >= 0 && st.scratch) {
-		int r = sup_changeset_discard(&st.cs, res->privileged);
-		if (r < 0)
-			log_errno(r, "remove the scratch layer %s", st.cs.layer_path);
-	} else if (st.cs.dir_fd >= 0) {
-		bool apply = st.pol->ws_apply == POL_WS_APPLY_SAFE || opts->changes_workspace;
-		int r = sup_changeset_finish(&st.cs, res->privileged, st.workspace_fd, apply, st.pol,
-					     &res->changes, &res->changes_kept);
-		res->changes_applied = apply && r >= 0;
-		if (r < 0) {
-			res->changes_error = r;
-			res->changes_kept = true;
-			log_errno(r, "changeset %s could not be %s; it stays pending (warden diff %s)",
-				  st.cs.id, apply ? "applied" : "kept", st.cs.id);
-			if (code == 0)
-				code = SUP_EXIT_SETUP;
-		}
-	}
-	run_state_done(&st, res);
+	int code = teardown(&st, res, s);
 	phase_end(&st, res, SUP_PHASE_TEARDOWN);
 	for (int i = 0; i < SUP_PHASE_N; i++)
 		log_debug("phase %-9s %6" PRIu64 " us", sup_phase_names[i], res->phase_us[i]);

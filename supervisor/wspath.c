@@ -16,10 +16,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/statfs.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "fail.h"
+#include "io-util.h"
 #include "policy.h"
 #include "wspath.h"
 
@@ -89,52 +90,45 @@ static int self_fd_of(const char *path)
 	return (int)v;
 }
 
-int sup_open_workspace(const char *path, uint32_t unsafe, char *why, size_t why_len)
+int sup_open_workspace(const char *path, uint32_t unsafe, struct fail *f)
 {
 	struct shown sp;
 	if (unsafe & POL_UNSAFE_WORKSPACE_ANYWHERE) {
 		int fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
 		if (fd < 0) {
 			int r = -errno;
-			(void)snprintf(why, why_len, "open workspace '%s': %s", show(&sp, path),
-				       strerror(-r));
-			return r;
+			return fail_refuse(f, r, "open workspace '%s': %s", show(&sp, path),
+					   strerror(-r));
 		}
 		return fd;
 	}
-	struct open_how how = {
-		.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
-		.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
-	};
 	/*
 	 * A directory this process already holds open is taken as it is, like the working
 	 * directory behind ".": the kernel resolved it when it was opened, and the checks of
 	 * sup_check_workspace still judge its canonical path.
 	 */
 	int self_fd = self_fd_of(path);
-	long fd = self_fd >= 0 ? syscall(SYS_openat2, self_fd, ".", &how, sizeof(how))
-			       : syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
+	int fd = io_openat2(self_fd >= 0 ? self_fd : AT_FDCWD, self_fd >= 0 ? "." : path,
+			    O_PATH | O_DIRECTORY, RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
 	if (fd >= 0)
-		return (int)fd;
-	int r = -errno;
+		return fd;
+	int r = fd;
 	if (r == -ELOOP)
-		(void)snprintf(why, why_len,
-			       "workspace '%s' is reached through a symbolic link, which could point "
-			       "anywhere (expected a path without symlinks, as realpath prints it, or "
-			       "unsafe: [workspace-anywhere] in the policy)", show(&sp, path));
-	else if (r == -ENOSYS || r == -E2BIG)
-		(void)snprintf(why, why_len,
-			       "open workspace '%s' without following symlinks: the kernel has no "
-			       "openat2 (expected Linux 5.6 or later, or unsafe: [workspace-anywhere] "
-			       "in the policy)", show(&sp, path));
-	else
-		(void)snprintf(why, why_len, "open workspace '%s': %s", show(&sp, path),
-			       strerror(-r));
-	return r;
+		return fail_refuse(f, r,
+				   "workspace '%s' is reached through a symbolic link, which could "
+				   "point anywhere (expected a path without symlinks, as realpath "
+				   "prints it, or unsafe: [workspace-anywhere] in the policy)",
+				   show(&sp, path));
+	if (r == -ENOSYS || r == -E2BIG)
+		return fail_refuse(f, r,
+				   "open workspace '%s' without following symlinks: the kernel has no "
+				   "openat2 (expected Linux 5.6 or later, or unsafe: "
+				   "[workspace-anywhere] in the policy)", show(&sp, path));
+	return fail_refuse(f, r, "open workspace '%s': %s", show(&sp, path), strerror(-r));
 }
 
 /* The path rules: the host's own trees (policy.h). */
-static int check_tree(const char *ws, char *why, size_t why_len)
+static int check_tree(const char *ws, struct fail *f)
 {
 	struct shown sp, st;
 	char tree[NAME_MAX + 2];
@@ -147,13 +141,11 @@ static int check_tree(const char *ws, char *why, size_t why_len)
 	case POL_HOST_PATH_OK:
 		return 0;
 	case POL_HOST_PATH_INVALID:
-		(void)snprintf(why, why_len, "workspace '%s' has no normalised absolute path to check "
-			       REMEDY, show(&sp, ws));
-		return -EPERM;
+		return fail_refuse(f, -EPERM, "workspace '%s' has no normalised absolute path to "
+				   "check " REMEDY, show(&sp, ws));
 	case POL_HOST_PATH_ROOT:
-		(void)snprintf(why, why_len, "workspace '/' is the host's root directory, which holds "
-			       "every system directory " REMEDY);
-		return -EPERM;
+		return fail_refuse(f, -EPERM, "workspace '/' is the host's root directory, which "
+				   "holds every system directory " REMEDY);
 	case POL_HOST_PATH_SYSTEM:
 		what = "a system directory";
 		break;
@@ -170,9 +162,8 @@ static int check_tree(const char *ws, char *why, size_t why_len)
 	if (!what)
 		what = "a host directory";
 	(void)snprintf(tree, sizeof(tree), "%.*s", (int)top, ws);
-	(void)snprintf(why, why_len, "workspace '%s' %s %s, %s " REMEDY, show(&sp, ws),
-		       whole ? "is" : "lies under", show(&st, tree), what);
-	return -EPERM;
+	return fail_refuse(f, -EPERM, "workspace '%s' %s %s, %s " REMEDY, show(&sp, ws),
+			   whole ? "is" : "lies under", show(&st, tree), what);
 }
 
 /*
@@ -222,8 +213,8 @@ static bool holds_home(const char *ws, const char *home)
  * written (cleaned) and on home resolved (realpath), since ws is canonical and home may lead
  * through a symlink (/home -> /var/home). A home that is relative or empty is not one.
  */
-static int check_home(const char *ws, const char *home, const char *from, uid_t uid, char *why,
-		      size_t why_len)
+static int check_home(const char *ws, const char *home, const char *from, uid_t uid,
+		      struct fail *f)
 {
 	char clean[PATH_MAX], real[PATH_MAX];
 	const char *hit = NULL;
@@ -238,13 +229,11 @@ static int check_home(const char *ws, const char *home, const char *from, uid_t 
 	if (!hit)
 		return 0;
 	if (strcmp(ws, hit) == 0)
-		(void)snprintf(why, why_len, "workspace '%s' is the home directory of uid %u (from %s) "
-			       REMEDY_HOME, show(&sw, ws), (unsigned)uid, from);
-	else
-		(void)snprintf(why, why_len, "workspace '%s' holds %s, the home directory of uid %u "
-			       "(from %s) " REMEDY_HOME, show(&sw, ws), show(&sh, hit), (unsigned)uid,
-			       from);
-	return -EPERM;
+		return fail_refuse(f, -EPERM, "workspace '%s' is the home directory of uid %u (from "
+				   "%s) " REMEDY_HOME, show(&sw, ws), (unsigned)uid, from);
+	return fail_refuse(f, -EPERM, "workspace '%s' holds %s, the home directory of uid %u "
+			   "(from %s) " REMEDY_HOME, show(&sw, ws), show(&sh, hit), (unsigned)uid,
+			   from);
 }
 
 /*
@@ -253,16 +242,16 @@ static int check_home(const char *ws, const char *home, const char *from, uid_t 
  * that is not seven ':'-separated fields with a decimal uid is skipped. /etc/passwd is the
  * host's own root-owned file, so its lines are read whole.
  */
-static int check_passwd_homes(const char *ws, uid_t uid, char *why, size_t why_len)
+static int check_passwd_homes(const char *ws, uid_t uid, struct fail *f)
 {
-	_cleanup_fclose_ FILE *f = fopen("/etc/passwd", "re");
+	_cleanup_fclose_ FILE *pw = fopen("/etc/passwd", "re");
 	_cleanup_free_ char *line = NULL;
 	size_t cap = 0;
 	ssize_t n;
 
-	if (!f)
+	if (!pw)
 		return 0; /* no passwd file: $HOME is the only home there is */
-	while ((n = getline(&line, &cap, f)) > 0) {
+	while ((n = getline(&line, &cap, pw)) > 0) {
 		char *field[7], *p = line;
 		size_t k = 0;
 		if (line[n - 1] == '\n')
@@ -280,7 +269,7 @@ static int check_passwd_homes(const char *ws, uid_t uid, char *why, size_t why_l
 		unsigned long id = strtoul(field[2], &end, 10);
 		if (errno || *end || id != (unsigned long)uid)
 			continue;
-		int r = check_home(ws, field[5], "/etc/passwd", uid, why, why_len);
+		int r = check_home(ws, field[5], "/etc/passwd", uid, f);
 		if (r < 0)
 			return r;
 	}
@@ -325,34 +314,29 @@ static const char *pseudo_fs_name(unsigned long type)
 	return NULL;
 }
 
-int sup_check_workspace(int fd, const char *abs_path, uint32_t unsafe, char *why,
-			size_t why_len)
+int sup_check_workspace(int fd, const char *abs_path, uint32_t unsafe, struct fail *f)
 {
-	char buf[512];
 	struct shown sp;
 	struct statfs sfs;
 	int r;
 
 	if (unsafe & POL_UNSAFE_WORKSPACE_ANYWHERE)
 		return 0;
-	r = check_tree(abs_path, buf, sizeof(buf));
+	r = check_tree(abs_path, f);
 	if (r == 0)
-		r = check_passwd_homes(abs_path, getuid(), buf, sizeof(buf));
+		r = check_passwd_homes(abs_path, getuid(), f);
 	if (r == 0)
-		r = check_home(abs_path, secure_getenv("HOME"), "$HOME", getuid(), buf, sizeof(buf));
-	if (r == 0 && fstatfs(fd, &sfs) < 0) {
+		r = check_home(abs_path, secure_getenv("HOME"), "$HOME", getuid(), f);
+	if (r < 0)
+		return r;
+	if (fstatfs(fd, &sfs) < 0) {
 		r = -errno;
-		(void)snprintf(buf, sizeof(buf), "workspace '%s': find its filesystem type: %s",
-			       show(&sp, abs_path), strerror(-r));
+		return fail_refuse(f, r, "workspace '%s': find its filesystem type: %s",
+				   show(&sp, abs_path), strerror(-r));
 	}
-	if (r == 0) {
-		const char *name = pseudo_fs_name((unsigned long)sfs.f_type);
-		if (!name)
-			return 0;
-		(void)snprintf(buf, sizeof(buf), "workspace '%s' is on a %s filesystem, an interface "
-			       "to the kernel rather than storage " REMEDY, show(&sp, abs_path), name);
-		r = -EPERM;
-	}
-	(void)snprintf(why, why_len, "%s", buf);
-	return r;
+	const char *name = pseudo_fs_name((unsigned long)sfs.f_type);
+	if (!name)
+		return 0;
+	return fail_refuse(f, -EPERM, "workspace '%s' is on a %s filesystem, an interface to the "
+			   "kernel rather than storage " REMEDY, show(&sp, abs_path), name);
 }

@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "fail.h"
+
 /*
  * Opens path (borrowed; relative to the working directory unless absolute) as the workspace:
  * O_PATH | O_DIRECTORY | O_CLOEXEC through openat2 with RESOLVE_NO_SYMLINKS and
@@ -19,11 +21,11 @@
  * hands over a run folder's workspace) and is opened as "." beneath descriptor N.
  *
  * Returns the new descriptor (the caller owns it), or a negative errno with a one-line
- * reason that names path in why (why_len bytes, always NUL-terminated when why_len > 0):
+ * reason that names path in f (err 0: the errno's text, where it helps, is in the reason):
  * -ELOOP when a symlink is in the way, -ENOSYS when the kernel has no openat2 (the run is
  * refused rather than opened without the check), or what openat2 failed with.
  */
-int sup_open_workspace(const char *path, uint32_t unsafe, char *why, size_t why_len);
+int sup_open_workspace(const char *path, uint32_t unsafe, struct fail *f);
 
 /*
  * Checks the workspace open at fd (borrowed), whose canonical path (from /proc/self/fd) is
@@ -34,9 +36,8 @@ int sup_open_workspace(const char *path, uint32_t unsafe, char *why, size_t why_
  * nothing is checked.
  *
  * Returns 0 when the workspace may be used. Otherwise returns -EPERM, with a one-line reason
- * in why that names abs_path, the rule and the remedy (a project directory, or the policy's
- * `unsafe: [workspace-anywhere]`), or another negative errno when fstatfs fails (why says
- * so). why is written only on failure.
+ * in f that names abs_path, the rule and the remedy (a project directory, or the policy's
+ * `unsafe: [workspace-anywhere]`), or another negative errno when fstatfs fails (f says
+ * so). f is written only on failure.
  */
-int sup_check_workspace(int fd, const char *abs_path, uint32_t unsafe, char *why,
-			size_t why_len);
+int sup_check_workspace(int fd, const char *abs_path, uint32_t unsafe, struct fail *f);

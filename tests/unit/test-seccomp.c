@@ -77,10 +77,10 @@ static int group_setup(void **state)
 		return -1;
 	memset(&pol, 0, sizeof(pol));
 	pol.seccomp_default = POL_SECCOMP_ERRNO;
-	if (sbx_seccomp_build(&pol, &f->errno_mode) < 0)
+	if (sbx_seccomp_build(&pol, &f->errno_mode, NULL) < 0)
 		goto fail;
 	pol.seccomp_default = POL_SECCOMP_KILL;
-	if (sbx_seccomp_build(&pol, &f->kill_mode) < 0)
+	if (sbx_seccomp_build(&pol, &f->kill_mode, NULL) < 0)
 		goto fail;
 	*state = f;
 	return 0;
@@ -154,17 +154,21 @@ static const struct sbx_seccomp_prog *kill_prog(void **state)
 /* Builds pol into *out, asserting success. */
 static void build_ok(const struct pol_policy *pol, struct sbx_seccomp_prog *out)
 {
-	assert_int_equal(sbx_seccomp_build(pol, out), 0);
+	assert_int_equal(sbx_seccomp_build(pol, out, NULL), 0);
 	assert_non_null(out->insns);
 	assert_true(out->n_insns > 0);
 }
+
+/* Why the last build_fails failed (sbx_seccomp_build's struct fail). */
+static struct fail last_fail;
 
 /* Asserts that building pol fails with err and leaves the output untouched. */
 static void build_fails(const struct pol_policy *pol, int err)
 {
 	struct sbx_seccomp_prog prog = { .insns = (struct sock_filter *)(uintptr_t)0x1, .n_insns = 42 };
 
-	assert_int_equal(sbx_seccomp_build(pol, &prog), err);
+	fail_init(&last_fail);
+	assert_int_equal(sbx_seccomp_build(pol, &prog, &last_fail), err);
 	assert_ptr_equal(prog.insns, (struct sock_filter *)(uintptr_t)0x1);
 	assert_int_equal(prog.n_insns, 42);
 }
@@ -784,8 +788,8 @@ static void rules_fail(struct pol_syscall_rule *rules, size_t n, const char *why
 	pol.seccomp_rules = rules;
 	pol.n_seccomp_rules = n;
 	build_fails(&pol, -EINVAL);
-	if (!strstr(sbx_seccomp_last_error(), why))
-		fail_msg("reason '%s', want '%s'", sbx_seccomp_last_error(), why);
+	if (!strstr(last_fail.what, why))
+		fail_msg("reason '%s', want '%s'", last_fail.what, why);
 }
 
 /* A deny rule on an allowed syscall: refused when it holds, allowed otherwise. */
@@ -1145,8 +1149,8 @@ static void test_setid_policy_cannot_lift(void **state)
 	pol.seccomp_allow = openat2;
 	pol.n_seccomp_allow = 1;
 	build_fails(&pol, -EINVAL);
-	if (!strstr(sbx_seccomp_last_error(), "openat2"))
-		fail_msg("reason '%s'", sbx_seccomp_last_error());
+	if (!strstr(last_fail.what, "openat2"))
+		fail_msg("reason '%s'", last_fail.what);
 	memset(&pol, 0, sizeof(pol));
 	pol.seccomp_deny = openat2;
 	pol.n_seccomp_deny = 1;
@@ -1178,7 +1182,7 @@ static void test_precompiled_default_matches(void **state)
 	struct pol_policy *pol = NULL;
 	assert_int_equal(pol_parse("<default>", text, len, &pol, NULL), 0);
 	struct sbx_seccomp_prog now = { 0 }, fast = { 0 };
-	assert_int_equal(sbx_seccomp_build(pol, &now), 0);
+	assert_int_equal(sbx_seccomp_build(pol, &now, NULL), 0);
 	assert_int_equal(now.n_insns, sbx_seccomp_default_pre.n_insns);
 	assert_memory_equal(now.insns, sbx_seccomp_default_pre.insns,
 			    now.n_insns * sizeof(struct sock_filter));
@@ -1187,7 +1191,7 @@ static void test_precompiled_default_matches(void **state)
 	assert_string_equal(key, sbx_seccomp_default_pre.key);
 	free(key);
 	/* build_fast takes the precompiled filter for the default... */
-	assert_int_equal(sbx_seccomp_build_fast(pol, &sbx_seccomp_default_pre, &fast), 0);
+	assert_int_equal(sbx_seccomp_build_fast(pol, &sbx_seccomp_default_pre, &fast, NULL), 0);
 	assert_int_equal(fast.n_insns, now.n_insns);
 	assert_memory_equal(fast.insns, now.insns, now.n_insns * sizeof(struct sock_filter));
 	sbx_seccomp_prog_done(&fast);
@@ -1197,7 +1201,7 @@ static void test_precompiled_default_matches(void **state)
 	size_t n_saved = pol->n_seccomp_deny;
 	pol->seccomp_deny = deny;
 	pol->n_seccomp_deny = 1;
-	assert_int_equal(sbx_seccomp_build_fast(pol, &sbx_seccomp_default_pre, &fast), 0);
+	assert_int_equal(sbx_seccomp_build_fast(pol, &sbx_seccomp_default_pre, &fast, NULL), 0);
 	assert_int_equal(verdict(&fast, __NR_read, 0, 0), ACT_ERRNO(EPERM));
 	assert_int_equal(verdict(&now, __NR_read, 0, 0), ACT_ALLOW);
 	pol->seccomp_deny = saved;
@@ -1285,7 +1289,7 @@ static void test_export_pfc(void **state)
 	(void)state;
 	assert_true(fd >= 0);
 	memset(&pol, 0, sizeof(pol));
-	assert_int_equal(sbx_seccomp_export_pfc(&pol, fd), 0);
+	assert_int_equal(sbx_seccomp_export_pfc(&pol, fd, NULL), 0);
 
 	len = lseek(fd, 0, SEEK_END);
 	assert_true(len > 0);
@@ -1294,7 +1298,7 @@ static void test_export_pfc(void **state)
 	assert_int_equal(pread(fd, buf, (size_t)len, 0), len);
 	assert_non_null(strstr(buf, "ptrace"));
 
-	assert_int_equal(sbx_seccomp_export_pfc(&pol, -1), -EINVAL);
+	assert_int_equal(sbx_seccomp_export_pfc(&pol, -1, NULL), -EINVAL);
 }
 
 static void test_export_pfc_rejects_bad_policy(void **state)
@@ -1308,7 +1312,7 @@ static void test_export_pfc_rejects_bad_policy(void **state)
 	memset(&pol, 0, sizeof(pol));
 	pol.seccomp_allow = names;
 	pol.n_seccomp_allow = 1;
-	assert_int_equal(sbx_seccomp_export_pfc(&pol, fd), -EINVAL);
+	assert_int_equal(sbx_seccomp_export_pfc(&pol, fd, NULL), -EINVAL);
 	assert_int_equal(lseek(fd, 0, SEEK_END), 0);
 }
 
