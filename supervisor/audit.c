@@ -8,7 +8,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <netinet/in.h>
@@ -25,6 +24,7 @@
 #include "audit.h"
 #include "changes.h"
 #include "cleanup.h"
+#include "cli.h"
 #include "io-util.h"
 #include "config.h"
 #include "judge.h"
@@ -896,42 +896,51 @@ static void remove_probe_file(const struct sup_audit *a)
 			  a->ws_name);
 }
 
+enum {
+	OPT_POLICY = CLI_LONG,
+	OPT_WORKSPACE,
+	OPT_JSON,
+};
+
+static const struct cli_option audit_options[] = {
+	{ "policy", OPT_POLICY, true },
+	{ "workspace", OPT_WORKSPACE, true },
+	{ "json", OPT_JSON, false },
+	{ NULL, 0, false },
+};
+
+static const struct cli_command audit_command = {
+	.name = "audit",
+	.help = usage,
+	.options = audit_options,
+	.usage_exit = CLI_EXIT_USAGE,
+};
+
 int sup_cmd_audit(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "policy", required_argument, NULL, 'p' },
-		{ "workspace", required_argument, NULL, 'w' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct sup_run_opts opts = { 0 };
 	bool json = false;
-	int c;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'p':
-			opts.policy_path = optarg;
+	_cleanup_(cli_done) struct cli cli = { 0 };
+	if (cli_start(&cli, &audit_command, argc, argv) < 0)
+		return SUP_EXIT_SETUP;
+	int key;
+	while ((key = cli_next(&cli)) > 0) {
+		switch (key) {
+		case OPT_POLICY:
+			opts.policy_path = cli.arg;
 			break;
-		case 'w':
-			opts.workspace = optarg;
+		case OPT_WORKSPACE:
+			opts.workspace = cli.arg;
 			break;
-		case 'j':
+		case OPT_JSON:
 			json = true;
 			break;
-		case 'h':
-			(void)fputs(usage, stdout);
-			return 0;
 		default:
-			(void)fputs(usage, stderr);
-			return 2;
+			return cli_usage(&audit_command, "option %d is not handled", key);
 		}
 	}
-	if (optind != argc) {
-		(void)fputs(usage, stderr);
-		return 2;
-	}
+	if (key == CLI_STOP)
+		return cli.exit_code;
 	/* The audit's sandbox gets an empty scratch workspace unless one is named. */
 	char scratch[] = "/tmp/warden-audit-XXXXXX";
 	if (!opts.workspace) {

@@ -6,7 +6,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
@@ -21,6 +20,7 @@
 #include "changes.h"
 #include "channel.h"
 #include "cleanup.h"
+#include "cli.h"
 #include "io-util.h"
 #include "log.h"
 #include "policy.h"
@@ -708,13 +708,68 @@ static const char usage_changes[] =
 	"Exit status: 0 done (nothing left pending), 1 something is still held or refused,\n"
 	"2 bad usage or no such changeset, 3 the changeset's run is still going, 4 failure.\n";
 
-static bool want_help(int argc, char **argv)
-{
-	for (int i = 1; i < argc; i++)
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
-			return true;
-	return false;
-}
+enum {
+	OPT_JSON = CLI_LONG,
+	OPT_STAT,
+	OPT_INCLUDE,
+	OPT_DRY_RUN,
+	OPT_FORCE,
+};
+
+static const struct cli_option changes_options[] = {
+	{ "json", OPT_JSON, false },
+	{ NULL, 0, false },
+};
+
+static const struct cli_command changes_command = {
+	.name = "changes",
+	.help = usage_changes,
+	.options = changes_options,
+	.usage_exit = EXIT_USAGE,
+};
+
+static const struct cli_option diff_options[] = {
+	{ "stat", OPT_STAT, false },
+	{ "json", OPT_JSON, false },
+	{ NULL, 0, false },
+};
+
+static const struct cli_command diff_command = {
+	.name = "diff",
+	.help = usage_changes,
+	.options = diff_options,
+	.min_operands = 1,
+	.max_operands = 1,
+	.operands = "ID",
+	.usage_exit = EXIT_USAGE,
+};
+
+static const struct cli_option apply_options[] = {
+	{ "include", OPT_INCLUDE, true },
+	{ "dry-run", OPT_DRY_RUN, false },
+	{ "force", OPT_FORCE, false },
+	{ "json", OPT_JSON, false },
+	{ NULL, 0, false },
+};
+
+static const struct cli_command apply_command = {
+	.name = "apply",
+	.help = usage_changes,
+	.options = apply_options,
+	.min_operands = 1,
+	.max_operands = 1,
+	.operands = "ID",
+	.usage_exit = EXIT_USAGE,
+};
+
+static const struct cli_command discard_command = {
+	.name = "discard",
+	.help = usage_changes,
+	.min_operands = 1,
+	.max_operands = 1,
+	.operands = "ID",
+	.usage_exit = EXIT_USAGE,
+};
 
 static int open_root_for_cmd(int *out_fd)
 {
@@ -730,15 +785,15 @@ static int open_root_for_cmd(int *out_fd)
 
 int sup_cmd_changes(int argc, char **argv)
 {
-	if (want_help(argc, argv)) {
-		(void)fputs(usage_changes, stdout);
-		return EXIT_DONE;
-	}
-	bool json = argc == 2 && !strcmp(argv[1], "--json");
-	if (argc > 1 + json) {
-		(void)fputs(usage_changes, stderr);
-		return EXIT_USAGE;
-	}
+	bool json = false;
+	_cleanup_(cli_done) struct cli cli = { 0 };
+	if (cli_start(&cli, &changes_command, argc, argv) < 0)
+		return 4;
+	int key;
+	while ((key = cli_next(&cli)) > 0)
+		json = true; /* --json, the only option */
+	if (key == CLI_STOP)
+		return cli.exit_code;
 	_cleanup_(cJSON_Deletep) cJSON *list = cJSON_CreateArray();
 	_cleanup_close_ int root = -1;
 	int r = open_root_for_cmd(&root);
@@ -994,42 +1049,31 @@ static int print_report(const struct sup_chg_report *rep, bool json, bool stat_o
 
 int sup_cmd_diff(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "stat", no_argument, NULL, 's' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	bool json = false, stat_only = false;
-	int c;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		if (c == 'h') {
-			(void)fputs(usage_changes, stdout);
-			return EXIT_DONE;
-		}
-		if (c == 's')
+	_cleanup_(cli_done) struct cli cli = { 0 };
+	if (cli_start(&cli, &diff_command, argc, argv) < 0)
+		return 4;
+	int key;
+	while ((key = cli_next(&cli)) > 0) {
+		if (key == OPT_STAT)
 			stat_only = true;
-		else if (c == 'j')
-			json = true;
 		else
-			return EXIT_USAGE;
+			json = true; /* OPT_JSON */
 	}
-	if (optind != argc - 1) {
-		(void)fputs(usage_changes, stderr);
-		return EXIT_USAGE;
-	}
+	if (key == CLI_STOP)
+		return cli.exit_code;
+	const char *id = cli.operands[0];
 	struct sup_chg_report rep = { 0 };
 	struct sup_diff_list diffs = { 0 };
 	int code;
-	if (walk_changeset(argv[optind], false, NULL, 0, false, &rep, stat_only ? NULL : &diffs,
+	if (walk_changeset(id, false, NULL, 0, false, &rep, stat_only ? NULL : &diffs,
 			   &code) < 0)
 		return code;
 	int r = print_report(&rep, json, stat_only, true, &diffs);
 	sup_diff_list_done(&diffs);
 	sup_chg_report_done(&rep);
 	if (r < 0) {
-		log_errno(r, "show changeset '%s'", argv[optind]);
+		log_errno(r, "show changeset '%s'", id);
 		return 4;
 	}
 	return EXIT_DONE;
@@ -1037,58 +1081,45 @@ int sup_cmd_diff(int argc, char **argv)
 
 int sup_cmd_apply(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "include", required_argument, NULL, 'i' },
-		{ "dry-run", no_argument, NULL, 'n' },
-		{ "force", no_argument, NULL, 'f' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	_cleanup_free_ char **include = calloc((size_t)argc + 1, sizeof(char *));
 	size_t n_include = 0;
 	bool dry = false, force = false, json = false;
-	int c;
 	if (!include)
 		return 4;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'h':
-			(void)fputs(usage_changes, stdout);
-			return EXIT_DONE;
-		case 'i':
-			if (!optarg[0] || optarg[0] == '/') {
-				log_error("--include '%s': expected a workspace-relative pattern", optarg);
-				return EXIT_USAGE;
-			}
-			include[n_include++] = optarg;
+	_cleanup_(cli_done) struct cli cli = { 0 };
+	if (cli_start(&cli, &apply_command, argc, argv) < 0)
+		return 4;
+	int key;
+	while ((key = cli_next(&cli)) > 0) {
+		switch (key) {
+		case OPT_INCLUDE:
+			if (!cli.arg[0] || cli.arg[0] == '/')
+				return cli_usage(&apply_command, "--include '%s': expected a "
+						 "workspace-relative pattern", cli.arg);
+			include[n_include++] = (char *)cli.arg;
 			break;
-		case 'n':
+		case OPT_DRY_RUN:
 			dry = true;
 			break;
-		case 'f':
+		case OPT_FORCE:
 			force = true;
 			break;
-		case 'j':
+		default: /* OPT_JSON */
 			json = true;
 			break;
-		default:
-			return EXIT_USAGE;
 		}
 	}
-	if (optind != argc - 1) {
-		(void)fputs(usage_changes, stderr);
-		return EXIT_USAGE;
-	}
+	if (key == CLI_STOP)
+		return cli.exit_code;
+	const char *id = cli.operands[0];
 	struct sup_chg_report rep = { 0 };
 	int code;
-	if (walk_changeset(argv[optind], !dry, include, n_include, force, &rep, NULL, &code) < 0)
+	if (walk_changeset(id, !dry, include, n_include, force, &rep, NULL, &code) < 0)
 		return code;
 	int r = print_report(&rep, json, false, dry, NULL);
 	sup_chg_report_done(&rep);
 	if (r < 0) {
-		log_errno(r, "show changeset '%s'", argv[optind]);
+		log_errno(r, "show changeset '%s'", id);
 		return 4;
 	}
 	return code;
@@ -1096,36 +1127,34 @@ int sup_cmd_apply(int argc, char **argv)
 
 int sup_cmd_discard(int argc, char **argv)
 {
-	if (want_help(argc, argv)) {
-		(void)fputs(usage_changes, stdout);
-		return EXIT_DONE;
-	}
-	if (argc != 2) {
-		(void)fputs(usage_changes, stderr);
-		return EXIT_USAGE;
-	}
+	_cleanup_(cli_done) struct cli cli = { 0 };
+	if (cli_start(&cli, &discard_command, argc, argv) < 0)
+		return 4;
+	if (cli_next(&cli) == CLI_STOP)
+		return cli.exit_code;
+	const char *id = cli.operands[0];
 	_cleanup_close_ int root = -1;
 	int r = open_root_for_cmd(&root);
 	if (r < 0) {
-		log_error("no changeset '%s'", argv[1]);
+		log_error("no changeset '%s'", id);
 		return r == -ENOENT ? EXIT_USAGE : 4;
 	}
 	struct loaded l;
-	r = load(root, argv[1], true, &l);
+	r = load(root, id, true, &l);
 	if (r < 0 && r != -EBADMSG) {
-		log_errno(r, "changeset '%s'", argv[1]);
+		log_errno(r, "changeset '%s'", id);
 		return r == -ENOENT || r == -EINVAL ? EXIT_USAGE : 4;
 	}
 	if (r >= 0 && l.busy) {
 		loaded_done(&l);
-		log_error("changeset '%s' belongs to a run that is still going", argv[1]);
+		log_error("changeset '%s' belongs to a run that is still going", id);
 		return EXIT_LOCKED;
 	}
 	if (r >= 0)
 		loaded_done(&l);
-	r = remove_tree(root, argv[1], 0);
+	r = remove_tree(root, id, 0);
 	if (r < 0) {
-		log_errno(r, "remove changeset '%s'", argv[1]);
+		log_errno(r, "remove changeset '%s'", id);
 		return 4;
 	}
 	return EXIT_DONE;

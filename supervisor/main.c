@@ -3,7 +3,6 @@
  * warden: command-line entry point.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -17,6 +16,7 @@
 #include "eval.h"
 #include "audit.h"
 #include "changes.h"
+#include "cli.h"
 #include "log.h"
 #include "run.h"
 #include "sbx-seccomp.h"
@@ -24,9 +24,9 @@
 
 DEFINE_CLEANUP(struct pol_policy *, pol_free)
 
-/* Exit codes of the commands other than run. */
+/* Exit codes of `warden policy`. */
 #define EXIT_OK 0
-#define EXIT_BAD_INPUT 2
+#define EXIT_BAD_INPUT CLI_EXIT_USAGE
 
 static const char usage_main[] =
 	"Usage: warden COMMAND [OPTIONS]\n"
@@ -50,7 +50,9 @@ static const char usage_main[] =
 	"\n"
 	"Options:\n"
 	"  -h, --help      show this help (also: warden COMMAND --help)\n"
-	"  -V, --version   print the version\n";
+	"  -V, --version   print the version\n"
+	"\n"
+	"Exit status: that of the command; 125 for an unknown command or none.\n";
 
 static const char usage_run[] =
 	"Usage: warden run [OPTIONS] [--] CMD [ARGS...]\n"
@@ -112,62 +114,82 @@ static int parse_seconds(const char *s, uint64_t *out_ms)
 	return 0;
 }
 
+enum {
+	OPT_POLICY = CLI_LONG,
+	OPT_WORKSPACE,
+	OPT_WORKSPACE_MODE,
+	OPT_APPLY,
+	OPT_TIMEOUT,
+	OPT_RECORD,
+};
+
+static const struct cli_option run_options[] = {
+	{ "policy", OPT_POLICY, true },
+	{ "workspace", OPT_WORKSPACE, true },
+	{ "workspace-mode", OPT_WORKSPACE_MODE, true },
+	{ "apply", OPT_APPLY, true },
+	{ "timeout", OPT_TIMEOUT, true },
+	{ "record", OPT_RECORD, true },
+	{ "quiet", 'q', false },
+	{ "verbose", 'v', false },
+	{ NULL, 0, false },
+};
+
+/* run takes a command line of its own: options end at its first word. */
+static const struct cli_command run_command = {
+	.name = "run",
+	.help = usage_run,
+	.options = run_options,
+	.in_order = true,
+	.min_operands = 1,
+	.max_operands = CLI_ANY,
+	.operands = "CMD",
+	.usage_exit = SUP_EXIT_SETUP,
+};
+
 int sup_cmd_run(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "policy", required_argument, NULL, 'p' },
-		{ "workspace", required_argument, NULL, 'w' },
-		{ "workspace-mode", required_argument, NULL, 'm' },
-		{ "apply", required_argument, NULL, 'a' },
-		{ "timeout", required_argument, NULL, 't' },
-		{ "record", required_argument, NULL, 'r' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
+	const struct cli_command *cmd = &run_command;
 	struct sup_run_opts opts = { 0 };
-	int c;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "+qvh", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'p':
-			opts.policy_path = optarg;
+	_cleanup_(cli_done) struct cli cli = { 0 };
+	if (cli_start(&cli, cmd, argc, argv) < 0)
+		return SUP_EXIT_SETUP;
+	int key;
+	while ((key = cli_next(&cli)) > 0) {
+		switch (key) {
+		case OPT_POLICY:
+			opts.policy_path = cli.arg;
 			break;
-		case 'w':
-			opts.workspace = optarg;
+		case OPT_WORKSPACE:
+			opts.workspace = cli.arg;
 			break;
-		case 'm':
+		case OPT_WORKSPACE_MODE:
 			opts.ws_mode_set = true;
-			if (strcmp(optarg, "changes") == 0)
+			if (strcmp(cli.arg, "changes") == 0)
 				opts.ws_mode = POL_WS_CHANGES;
-			else if (strcmp(optarg, "direct") == 0)
+			else if (strcmp(cli.arg, "direct") == 0)
 				opts.ws_mode = POL_WS_DIRECT;
-			else {
-				log_error("--workspace-mode: '%s' is not changes or direct", optarg);
-				return SUP_EXIT_SETUP;
-			}
+			else
+				return cli_usage(cmd, "--workspace-mode: '%s' is not changes or direct",
+						 cli.arg);
 			break;
-		case 'a':
+		case OPT_APPLY:
 			opts.apply_set = true;
-			if (strcmp(optarg, "safe") == 0)
+			if (strcmp(cli.arg, "safe") == 0)
 				opts.apply = POL_WS_APPLY_SAFE;
-			else if (strcmp(optarg, "none") == 0)
+			else if (strcmp(cli.arg, "none") == 0)
 				opts.apply = POL_WS_APPLY_NONE;
-			else {
-				log_error("--apply: '%s' is not safe or none", optarg);
-				return SUP_EXIT_SETUP;
-			}
+			else
+				return cli_usage(cmd, "--apply: '%s' is not safe or none", cli.arg);
 			break;
-		case 't':
-			if (parse_seconds(optarg, &opts.timeout_ms) < 0) {
-				log_error("--timeout: '%s' is not a whole number of seconds", optarg);
-				return SUP_EXIT_SETUP;
-			}
+		case OPT_TIMEOUT:
+			if (parse_seconds(cli.arg, &opts.timeout_ms) < 0)
+				return cli_usage(cmd, "--timeout: '%s' is not a whole number of seconds",
+						 cli.arg);
 			opts.timeout_set = true;
 			break;
-		case 'r':
-			opts.record_dir = optarg;
+		case OPT_RECORD:
+			opts.record_dir = cli.arg;
 			break;
 		case 'q':
 			sup_log_level = LOG_LEVEL_QUIET;
@@ -175,19 +197,14 @@ int sup_cmd_run(int argc, char **argv)
 		case 'v':
 			sup_log_level = LOG_LEVEL_VERBOSE;
 			break;
-		case 'h':
-			(void)fputs(usage_run, stdout);
-			return 0;
 		default:
-			(void)fputs(usage_run, stderr);
-			return SUP_EXIT_SETUP;
+			return cli_usage(cmd, "option %d is not handled", key);
 		}
 	}
-	if (optind >= argc) {
-		log_error("run: no command given (see 'warden run --help')");
-		return SUP_EXIT_SETUP;
-	}
-	opts.argv = argv + optind;
+	if (key == CLI_STOP)
+		return cli.exit_code;
+	/* The operands are argv's own tail, NULL-terminated like argv. */
+	opts.argv = cli.operands;
 
 	struct sup_run_result res;
 	int code = sup_run(&opts, &res);
@@ -214,96 +231,217 @@ static int policy_print_error(const char *path, int r, const struct pol_diag *di
 	return r == -E2BIG || r == -ENOENT ? EXIT_BAD_INPUT : 1;
 }
 
-int sup_cmd_policy(int argc, char **argv)
+/*
+ * Parses a policy subcommand's line (argv[0] is its name) for cmd: 0 with its operands and
+ * *out_json in c, or the exit status to end with (help printed, or a usage error).
+ */
+static int policy_parse(struct cli *c, const struct cli_command *cmd, int argc, char **argv,
+			bool *out_json)
 {
-	if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-		(void)fputs(usage_policy, argc < 2 ? stderr : stdout);
-		return argc < 2 ? EXIT_BAD_INPUT : EXIT_OK;
-	}
-	const char *sub = argv[1];
+	if (cli_start(c, cmd, argc, argv) < 0)
+		return 1;
+	int key;
+	while ((key = cli_next(c)) > 0)
+		*out_json = true; /* --json, the only option (policy check's) */
+	return key == CLI_STOP ? c->exit_code : 0;
+}
+
+static const struct cli_command policy_show_command = {
+	.name = "policy show",
+	.help = usage_policy,
+	.min_operands = 1,
+	.max_operands = 1,
+	.operands = "'default'",
+	.usage_exit = EXIT_BAD_INPUT,
+};
+
+static int policy_show(int argc, char **argv)
+{
+	_cleanup_(cli_done) struct cli cli = { 0 };
+	bool json = false;
+	int code = policy_parse(&cli, &policy_show_command, argc, argv, &json);
+	if (code)
+		return code;
+	if (strcmp(cli.operands[0], "default") != 0)
+		return cli_usage(&policy_show_command, "'%s' is not 'default'", cli.operands[0]);
+	size_t len = 0;
+	const char *def = pol_default_yaml(&len);
+	return fwrite(def, 1, len, stdout) == len ? EXIT_OK : 1;
+}
+
+static const struct cli_option policy_check_options[] = {
+	{ "json", CLI_LONG, false },
+	{ NULL, 0, false },
+};
+
+static const struct cli_command policy_check_command = {
+	.name = "policy check",
+	.help = usage_policy,
+	.options = policy_check_options,
+	.min_operands = 1,
+	.max_operands = 1,
+	.operands = "FILE",
+	.usage_exit = EXIT_BAD_INPUT,
+};
+
+static int policy_check(int argc, char **argv)
+{
+	_cleanup_(cli_done) struct cli cli = { 0 };
+	bool json = false;
+	int code = policy_parse(&cli, &policy_check_command, argc, argv, &json);
+	if (code)
+		return code;
+	const char *file = cli.operands[0];
 	struct pol_diag diag;
 	_cleanup_(pol_freep) struct pol_policy *pol = NULL;
 	_cleanup_free_ char *text = NULL;
 	size_t len = 0;
-
-	if (strcmp(sub, "show") == 0) {
-		if (argc != 3 || strcmp(argv[2], "default") != 0) {
-			(void)fputs(usage_policy, stderr);
-			return EXIT_BAD_INPUT;
-		}
-		const char *def = pol_default_yaml(&len);
-		return fwrite(def, 1, len, stdout) == len ? EXIT_OK : 1;
+	int r = sup_load_policy(file, &pol, &text, &len, &diag);
+	if (r < 0)
+		return policy_print_error(file, r, &diag);
+	char why[512];
+	r = sup_check_host_paths(pol, why, sizeof(why));
+	if (r < 0) {
+		(void)fprintf(stderr, "%s: %s\n", file, why);
+		return EXIT_BAD_INPUT;
 	}
-	if (strcmp(sub, "check") == 0) {
-		bool json = argc == 4 && strcmp(argv[2], "--json") == 0;
-		if (argc != 3 + json) {
-			(void)fputs(usage_policy, stderr);
-			return EXIT_BAD_INPUT;
-		}
-		const char *file = argv[2 + json];
-		int r = sup_load_policy(file, &pol, &text, &len, &diag);
-		if (r < 0)
-			return policy_print_error(file, r, &diag);
-		char why[512];
-		r = sup_check_host_paths(pol, why, sizeof(why));
-		if (r < 0) {
-			(void)fprintf(stderr, "%s: %s\n", file, why);
-			return EXIT_BAD_INPUT;
-		}
-		struct sbx_seccomp_prog prog = { 0 };
-		struct fail fail;
-		r = sbx_seccomp_build(pol, &prog, &fail);
-		sbx_seccomp_prog_done(&prog);
-		if (r < 0 && fail.err == 0) {
-			log_error("%s: %s", file, fail.what);
-			return EXIT_BAD_INPUT;
-		}
-		if (r < 0) {
-			log_errno(r, "%s: the seccomp section does not compile", file);
-			return EXIT_BAD_INPUT;
-		}
-		_cleanup_free_ char *printed = NULL;
-		r = json ? pol_to_json(pol, &printed) : pol_to_yaml(pol, &printed);
-		if (r < 0) {
-			log_errno(r, "print the effective policy");
-			return 1;
-		}
-		size_t plen = strlen(printed);
-		if (fwrite(printed, 1, plen, stdout) != plen ||
-		    (plen && printed[plen - 1] != '\n' && fputc('\n', stdout) == EOF))
-			return 1;
-		return EXIT_OK;
+	struct sbx_seccomp_prog prog = { 0 };
+	struct fail fail;
+	r = sbx_seccomp_build(pol, &prog, &fail);
+	sbx_seccomp_prog_done(&prog);
+	if (r < 0 && fail.err == 0) {
+		log_error("%s: %s", file, fail.what);
+		return EXIT_BAD_INPUT;
 	}
-	if (strcmp(sub, "seccomp") == 0) {
-		if (argc > 3) {
-			(void)fputs(usage_policy, stderr);
-			return EXIT_BAD_INPUT;
-		}
-		const char *path = argc == 3 ? argv[2] : NULL;
-		int r = sup_load_policy(path, &pol, &text, &len, &diag);
-		if (r < 0)
-			return policy_print_error(path, r, &diag);
-		/* Which answer each syscall gets, in words, then the filter itself. */
-		struct fail fail;
-		fail_init(&fail);
-		r = sbx_seccomp_describe(pol, stdout, &fail);
-		if (r >= 0 && fflush(stdout) == EOF)
-			r = -EIO;
-		if (r >= 0)
-			r = sbx_seccomp_export_pfc(pol, STDOUT_FILENO, &fail);
-		if (r < 0 && fail_said(&fail) && fail.err == 0) {
-			log_error("%s: %s", path ? path : "default", fail.what);
-			return EXIT_BAD_INPUT;
-		}
-		if (r < 0) {
-			log_errno(r, "compile the seccomp filter");
-			return r == -EINVAL ? EXIT_BAD_INPUT : 1;
-		}
-		return EXIT_OK;
+	if (r < 0) {
+		log_errno(r, "%s: the seccomp section does not compile", file);
+		return EXIT_BAD_INPUT;
 	}
-	log_error("policy: unknown subcommand '%s' (see 'warden policy --help')", sub);
-	return EXIT_BAD_INPUT;
+	_cleanup_free_ char *printed = NULL;
+	r = json ? pol_to_json(pol, &printed) : pol_to_yaml(pol, &printed);
+	if (r < 0) {
+		log_errno(r, "print the effective policy");
+		return 1;
+	}
+	size_t plen = strlen(printed);
+	if (fwrite(printed, 1, plen, stdout) != plen ||
+	    (plen && printed[plen - 1] != '\n' && fputc('\n', stdout) == EOF))
+		return 1;
+	return EXIT_OK;
 }
+
+static const struct cli_command policy_seccomp_command = {
+	.name = "policy seccomp",
+	.help = usage_policy,
+	.max_operands = 1,
+	.operands = "FILE",
+	.usage_exit = EXIT_BAD_INPUT,
+};
+
+static int policy_seccomp(int argc, char **argv)
+{
+	_cleanup_(cli_done) struct cli cli = { 0 };
+	bool json = false;
+	int code = policy_parse(&cli, &policy_seccomp_command, argc, argv, &json);
+	if (code)
+		return code;
+	const char *path = cli.n_operands ? cli.operands[0] : NULL;
+	struct pol_diag diag;
+	_cleanup_(pol_freep) struct pol_policy *pol = NULL;
+	_cleanup_free_ char *text = NULL;
+	size_t len = 0;
+	int r = sup_load_policy(path, &pol, &text, &len, &diag);
+	if (r < 0)
+		return policy_print_error(path, r, &diag);
+	/* Which answer each syscall gets, in words, then the filter itself. */
+	struct fail fail;
+	fail_init(&fail);
+	r = sbx_seccomp_describe(pol, stdout, &fail);
+	if (r >= 0 && fflush(stdout) == EOF)
+		r = -EIO;
+	if (r >= 0)
+		r = sbx_seccomp_export_pfc(pol, STDOUT_FILENO, &fail);
+	if (r < 0 && fail_said(&fail) && fail.err == 0) {
+		log_error("%s: %s", path ? path : "default", fail.what);
+		return EXIT_BAD_INPUT;
+	}
+	if (r < 0) {
+		log_errno(r, "compile the seccomp filter");
+		return r == -EINVAL ? EXIT_BAD_INPUT : 1;
+	}
+	return EXIT_OK;
+}
+
+/* `warden policy [--help] SUBCOMMAND ...`: the subcommand's own line is parsed by it. */
+static const struct cli_command policy_command = {
+	.name = "policy",
+	.help = usage_policy,
+	.in_order = true,
+	.min_operands = 1,
+	.max_operands = CLI_ANY,
+	.operands = "subcommand: show, check or seccomp",
+	.usage_exit = EXIT_BAD_INPUT,
+};
+
+int sup_cmd_policy(int argc, char **argv)
+{
+	static const struct {
+		const char *name;
+		int (*fn)(int argc, char **argv);
+	} subs[] = {
+		{ "show", policy_show },
+		{ "check", policy_check },
+		{ "seccomp", policy_seccomp },
+	};
+	_cleanup_(cli_done) struct cli cli = { 0 };
+	if (cli_start(&cli, &policy_command, argc, argv) < 0)
+		return 1;
+	int key = cli_next(&cli);
+	if (key == CLI_STOP)
+		return cli.exit_code;
+	/* The subcommand is argv's own element: its line is the rest of argv from there. */
+	const char *sub = cli.operands[0];
+	int at = argc - (int)cli.n_operands;
+	for (size_t i = 0; i < ELEMENTSOF(subs); i++)
+		if (strcmp(sub, subs[i].name) == 0)
+			return subs[i].fn(argc - at, argv + at);
+	return cli_usage(&policy_command, "unknown subcommand '%s'", sub);
+}
+
+/* The commands, by the name typed after "warden". */
+static const struct {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+} commands[] = {
+	{ "run", sup_cmd_run },
+	{ "policy", sup_cmd_policy },
+	{ "doctor", sup_cmd_doctor },
+	{ "audit", sup_cmd_audit },
+	{ "check", ev_cmd_check },
+	{ "eval", ev_cmd_eval },
+	{ "grade", ev_cmd_grade },
+	{ "changes", sup_cmd_changes },
+	{ "diff", sup_cmd_diff },
+	{ "apply", sup_cmd_apply },
+	{ "discard", sup_cmd_discard },
+};
+
+static const struct cli_option main_options[] = {
+	{ "version", 'V', false },
+	{ NULL, 0, false },
+};
+
+/* `warden [-h|-V] COMMAND ...`: options only before the command, whose line is its own. */
+static const struct cli_command main_command = {
+	.name = "",
+	.help = usage_main,
+	.options = main_options,
+	.in_order = true,
+	.min_operands = 1,
+	.max_operands = CLI_ANY,
+	.operands = "command",
+	.usage_exit = SUP_EXIT_SETUP,
+};
 
 int main(int argc, char **argv)
 {
@@ -317,41 +455,25 @@ int main(int argc, char **argv)
 		log_errno(-errno, "reset SIGCHLD to its default");
 		return SUP_EXIT_SETUP;
 	}
-	if (argc < 2) {
-		(void)fputs(usage_main, stderr);
+	_cleanup_(cli_done) struct cli cli = { 0 };
+	if (cli_start(&cli, &main_command, argc, argv) < 0)
 		return SUP_EXIT_SETUP;
+	int key;
+	while ((key = cli_next(&cli)) > 0) {
+		(void)printf("warden %s\n", WARDEN_VERSION); /* -V, --version */
+		return 0;
 	}
-	const char *cmd = argv[1];
-	if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "help") == 0) {
+	if (key == CLI_STOP)
+		return cli.exit_code;
+	const char *name = cli.operands[0];
+	int at = argc - (int)cli.n_operands;
+	if (strcmp(name, "help") == 0) {
 		(void)fputs(usage_main, stdout);
 		return 0;
 	}
-	if (strcmp(cmd, "-V") == 0 || strcmp(cmd, "--version") == 0) {
-		(void)printf("warden %s\n", WARDEN_VERSION);
-		return 0;
-	}
-	if (strcmp(cmd, "run") == 0)
-		return sup_cmd_run(argc - 1, argv + 1);
-	if (strcmp(cmd, "policy") == 0)
-		return sup_cmd_policy(argc - 1, argv + 1);
-	if (strcmp(cmd, "doctor") == 0)
-		return sup_cmd_doctor(argc - 1, argv + 1);
-	if (strcmp(cmd, "audit") == 0)
-		return sup_cmd_audit(argc - 1, argv + 1);
-	if (strcmp(cmd, "check") == 0)
-		return ev_cmd_check(argc - 1, argv + 1);
-	if (strcmp(cmd, "eval") == 0)
-		return ev_cmd_eval(argc - 1, argv + 1);
-	if (strcmp(cmd, "grade") == 0)
-		return ev_cmd_grade(argc - 1, argv + 1);
-	if (strcmp(cmd, "changes") == 0)
-		return sup_cmd_changes(argc - 1, argv + 1);
-	if (strcmp(cmd, "diff") == 0)
-		return sup_cmd_diff(argc - 1, argv + 1);
-	if (strcmp(cmd, "apply") == 0)
-		return sup_cmd_apply(argc - 1, argv + 1);
-	if (strcmp(cmd, "discard") == 0)
-		return sup_cmd_discard(argc - 1, argv + 1);
-	log_error("unknown command '%s' (see 'warden --help')", cmd);
+	for (size_t i = 0; i < ELEMENTSOF(commands); i++)
+		if (strcmp(name, commands[i].name) == 0)
+			return commands[i].fn(argc - at, argv + at);
+	log_error("unknown command '%s' (see 'warden --help')", name);
 	return SUP_EXIT_SETUP;
 }
