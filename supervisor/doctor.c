@@ -6,7 +6,6 @@
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +15,7 @@
 #include "cgroup.h"
 #include "cleanup.h"
 #include "changes.h"
+#include "cli.h"
 #include "config.h"
 #include "host.h"
 #include "log.h"
@@ -138,33 +138,29 @@ static void root_propagation(struct check *c)
 		       tags[0] ? ")" : "");
 }
 
+static const struct cli_option doctor_options[] = {
+	{ "json", CLI_LONG, false },
+	{ NULL, 0, false },
+};
+
+static const struct cli_command doctor_command = {
+	.name = "doctor",
+	.help = usage,
+	.options = doctor_options,
+	.usage_exit = CLI_EXIT_USAGE,
+};
+
 int sup_cmd_doctor(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	bool json = false;
-	int c;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'j':
-			json = true;
-			break;
-		case 'h':
-			(void)fputs(usage, stdout);
-			return 0;
-		default:
-			(void)fputs(usage, stderr);
-			return 2;
-		}
-	}
-	if (optind != argc) {
-		(void)fputs(usage, stderr);
-		return 2;
-	}
+	_cleanup_(cli_done) struct cli cli = { 0 };
+	if (cli_start(&cli, &doctor_command, argc, argv) < 0)
+		return 1;
+	int key;
+	while ((key = cli_next(&cli)) > 0)
+		json = true; /* --json, the only option */
+	if (key == CLI_STOP)
+		return cli.exit_code;
 
 	size_t len;
 	const char *text = pol_default_yaml(&len);
