@@ -4,7 +4,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +12,7 @@
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "cli.h"
 #include "eval.h"
 #include "log.h"
 #include "policy.h"
@@ -51,34 +51,33 @@ static int check_folder(const char *what, const char *path, char *why, size_t wh
 	return 0;
 }
 
+static const struct cli_option check_options[] = {
+	{ "json", CLI_LONG, false },
+	{ NULL, 0, false },
+};
+
+static const struct cli_command check_command = {
+	.name = "check",
+	.help = usage,
+	.options = check_options,
+	.min_operands = 1,
+	.max_operands = 1,
+	.operands = "TASK.yaml",
+	.usage_exit = CLI_EXIT_USAGE,
+};
+
 int ev_cmd_check(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	bool json = false;
-	int c;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'j':
-			json = true;
-			break;
-		case 'h':
-			(void)fputs(usage, stdout);
-			return 0;
-		default:
-			(void)fputs(usage, stderr);
-			return 2;
-		}
-	}
-	if (optind + 1 != argc) {
-		(void)fputs(usage, stderr);
-		return 2;
-	}
-	const char *file = argv[optind];
+	_cleanup_(cli_done) struct cli cli = { 0 };
+	if (cli_start(&cli, &check_command, argc, argv) < 0)
+		return 1;
+	int key;
+	while ((key = cli_next(&cli)) > 0)
+		json = true; /* --json, the only option */
+	if (key == CLI_STOP)
+		return cli.exit_code;
+	const char *file = cli.operands[0];
 	struct pol_diag diag;
 	_cleanup_(pol_task_freep) struct pol_task *task = NULL;
 	int r = ev_load_task(file, &task, &diag);
