@@ -4,7 +4,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <poll.h>
@@ -22,6 +21,7 @@
 
 #include "channel.h"
 #include "cleanup.h"
+#include "cli.h"
 #include "config.h"
 #include "confined.h"
 #include "eval.h"
@@ -1367,55 +1367,63 @@ static void forward_signal(const pid_t *pids, size_t n, int sig)
 			(void)kill(pids[i], sig);
 }
 
+enum {
+	OPT_NO_GRADE = CLI_LONG,
+	OPT_JSON,
+};
+
+static const struct cli_option eval_options[] = {
+	{ "out", 'o', true },
+	{ "jobs", 'j', true },
+	{ "no-grade", OPT_NO_GRADE, false },
+	{ "json", OPT_JSON, false },
+	{ NULL, 0, false },
+};
+
+static const struct cli_command eval_command = {
+	.name = "eval",
+	.help = usage_eval,
+	.options = eval_options,
+	.min_operands = 1,
+	.max_operands = CLI_ANY,
+	.operands = "TASK.yaml",
+	.usage_exit = EV_EXIT_ERROR,
+};
+
 int ev_cmd_eval(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "out", required_argument, NULL, 'o' },
-		{ "jobs", required_argument, NULL, 'j' },
-		{ "no-grade", no_argument, NULL, 'n' },
-		{ "json", no_argument, NULL, 'J' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	const char *out_dir = "runs";
 	long jobs = 1;
 	bool no_grade = false, json = false;
-	int c;
-	while ((c = getopt_long(argc, argv, "+o:j:h", longopts, NULL)) != -1) {
+	_cleanup_(cli_done) struct cli cli = { 0 };
+	if (cli_start(&cli, &eval_command, argc, argv) < 0)
+		return EV_EXIT_ERROR;
+	int key;
+	while ((key = cli_next(&cli)) > 0) {
 		char *end = NULL;
-		switch (c) {
+		switch (key) {
 		case 'o':
-			out_dir = optarg;
+			out_dir = cli.arg;
 			break;
 		case 'j':
 			errno = 0;
-			jobs = strtol(optarg, &end, 10);
-			if (errno || !end || *end || jobs < 1 || jobs > 64) {
-				fprintf(stderr, "warden eval: --jobs '%s' is not a number from 1 to 64\n",
-					optarg);
-				return EV_EXIT_ERROR;
-			}
+			jobs = strtol(cli.arg, &end, 10);
+			if (errno || !end || *end || jobs < 1 || jobs > 64)
+				return cli_usage(&eval_command, "--jobs '%s' is not a number from 1 to 64",
+						 cli.arg);
 			break;
-		case 'n':
+		case OPT_NO_GRADE:
 			no_grade = true;
 			break;
-		case 'J':
+		default: /* OPT_JSON */
 			json = true;
 			break;
-		case 'h':
-			fputs(usage_eval, stdout);
-			return 0;
-		default:
-			fputs(usage_eval, stderr);
-			return EV_EXIT_ERROR;
 		}
 	}
-	size_t n = (size_t)(argc - optind);
-	if (n == 0) {
-		fputs(usage_eval, stderr);
-		return EV_EXIT_ERROR;
-	}
-	char **tasks = argv + optind;
+	if (key == CLI_STOP)
+		return cli.exit_code;
+	size_t n = cli.n_operands;
+	char **tasks = cli.operands;
 	_cleanup_free_ struct ev_outcome *res = calloc(n, sizeof(*res));
 	_cleanup_free_ pid_t *pids = calloc(n, sizeof(pid_t));
 	_cleanup_free_ int *fds = calloc(n, sizeof(int));
