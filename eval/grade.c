@@ -13,7 +13,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
@@ -24,6 +23,7 @@
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "cli.h"
 #include "confined.h"
 #include "eval.h"
 #include "rundir.h"
@@ -354,44 +354,53 @@ failed:
 	ev_run_done(&ev);
 }
 
+enum {
+	OPT_JSON = CLI_LONG,
+};
+
+static const struct cli_option grade_options[] = {
+	{ "yes", 'y', false },
+	{ "task", 't', true },
+	{ "json", OPT_JSON, false },
+	{ NULL, 0, false },
+};
+
+static const struct cli_command grade_command = {
+	.name = "grade",
+	.help = usage_grade,
+	.options = grade_options,
+	.min_operands = 1,
+	.max_operands = CLI_ANY,
+	.operands = "RUN_DIR",
+	.usage_exit = EV_EXIT_ERROR,
+};
+
 int ev_cmd_grade(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "yes", no_argument, NULL, 'y' },
-		{ "task", required_argument, NULL, 't' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	bool yes = false, json = false;
 	const char *task = NULL;
-	int c;
-	while ((c = getopt_long(argc, argv, "+yt:h", longopts, NULL)) != -1) {
-		switch (c) {
+	_cleanup_(cli_done) struct cli cli = { 0 };
+	if (cli_start(&cli, &grade_command, argc, argv) < 0)
+		return EV_EXIT_ERROR;
+	int key;
+	while ((key = cli_next(&cli)) > 0) {
+		switch (key) {
 		case 'y':
 			yes = true;
 			break;
 		case 't':
-			task = optarg;
+			task = cli.arg;
 			break;
-		case 'j':
+		default: /* OPT_JSON */
 			json = true;
 			break;
-		case 'h':
-			fputs(usage_grade, stdout);
-			return 0;
-		default:
-			fputs(usage_grade, stderr);
-			return EV_EXIT_ERROR;
 		}
 	}
-	int n = argc - optind;
-	if (n <= 0 || (task && n > 1)) {
-		if (task && n > 1)
-			fprintf(stderr, "warden grade: --task goes with one run folder\n");
-		fputs(usage_grade, stderr);
-		return EV_EXIT_ERROR;
-	}
+	if (key == CLI_STOP)
+		return cli.exit_code;
+	int n = (int)cli.n_operands;
+	if (task && n > 1)
+		return cli_usage(&grade_command, "--task goes with one run folder");
 	int code = 0;
 	cJSON *arr = json ? cJSON_CreateArray() : NULL;
 	if (!json)
@@ -404,7 +413,7 @@ int ev_cmd_grade(int argc, char **argv)
 	}
 	bool stopped = false;
 	for (int i = 0; i < n; i++) {
-		const char *dir = argv[optind + i];
+		const char *dir = cli.operands[i];
 		struct grade_outcome o = { 0 };
 		if (stopped) {
 			o.status = "INTERRUPTED";
