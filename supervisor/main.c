@@ -232,18 +232,21 @@ static int policy_print_error(const char *path, int r, const struct pol_diag *di
 }
 
 /*
- * Parses a policy subcommand's line (argv[0] is its name) for cmd: 0 with its operands and
- * *out_json in c, or the exit status to end with (help printed, or a usage error).
+ * Parses a policy subcommand's line (argv[0] is its name) for cmd. Returns true with the
+ * operands in c and *out_json set when the subcommand goes on; false when it ends now with
+ * c->exit_code (its help printed, or a usage error reported).
  */
-static int policy_parse(struct cli *c, const struct cli_command *cmd, int argc, char **argv,
-			bool *out_json)
+static bool policy_parse(struct cli *c, const struct cli_command *cmd, int argc, char **argv,
+			 bool *out_json)
 {
-	if (cli_start(c, cmd, argc, argv) < 0)
-		return 1;
+	if (cli_start(c, cmd, argc, argv) < 0) {
+		c->exit_code = 1;
+		return false;
+	}
 	int key;
 	while ((key = cli_next(c)) > 0)
 		*out_json = true; /* --json, the only option (policy check's) */
-	return key == CLI_STOP ? c->exit_code : 0;
+	return key == CLI_END;
 }
 
 static const struct cli_command policy_show_command = {
@@ -259,9 +262,8 @@ static int policy_show(int argc, char **argv)
 {
 	_cleanup_(cli_done) struct cli cli = { 0 };
 	bool json = false;
-	int code = policy_parse(&cli, &policy_show_command, argc, argv, &json);
-	if (code)
-		return code;
+	if (!policy_parse(&cli, &policy_show_command, argc, argv, &json))
+		return cli.exit_code;
 	if (strcmp(cli.operands[0], "default") != 0)
 		return cli_usage(&policy_show_command, "'%s' is not 'default'", cli.operands[0]);
 	size_t len = 0;
@@ -288,9 +290,8 @@ static int policy_check(int argc, char **argv)
 {
 	_cleanup_(cli_done) struct cli cli = { 0 };
 	bool json = false;
-	int code = policy_parse(&cli, &policy_check_command, argc, argv, &json);
-	if (code)
-		return code;
+	if (!policy_parse(&cli, &policy_check_command, argc, argv, &json))
+		return cli.exit_code;
 	const char *file = cli.operands[0];
 	struct pol_diag diag;
 	_cleanup_(pol_freep) struct pol_policy *pol = NULL;
@@ -342,9 +343,8 @@ static int policy_seccomp(int argc, char **argv)
 {
 	_cleanup_(cli_done) struct cli cli = { 0 };
 	bool json = false;
-	int code = policy_parse(&cli, &policy_seccomp_command, argc, argv, &json);
-	if (code)
-		return code;
+	if (!policy_parse(&cli, &policy_seccomp_command, argc, argv, &json))
+		return cli.exit_code;
 	const char *path = cli.n_operands ? cli.operands[0] : NULL;
 	struct pol_diag diag;
 	_cleanup_(pol_freep) struct pol_policy *pol = NULL;

@@ -1469,6 +1469,123 @@ static void test_stdin_passes_through(void **state)
 }
 
 /* ---------------------------------------------------------------------------------------- */
+/* The command line (#13): --help everywhere, one-line usage errors, permutation            */
+
+/*
+ * Every command's --help (and -h): its help on stdout, status 0, nothing on stderr, and
+ * nothing run. `policy check --help` once opened a file named --help.
+ */
+static void test_cli_help_everywhere(void **state)
+{
+	struct th_fx *f = *state;
+	static const char *const lines[][5] = {
+		{ "--help" }, { "-h" }, { "help" },
+		{ "run", "--help" }, { "run", "-h" }, { "run", "-q", "--help" },
+		{ "policy", "--help" }, { "policy", "show", "--help" },
+		{ "policy", "check", "--help" }, { "policy", "seccomp", "--help" },
+		{ "audit", "--help" }, { "doctor", "--help" },
+		{ "check", "--help" }, { "eval", "--help" }, { "grade", "--help" },
+		{ "changes", "--help" }, { "diff", "--help" }, { "apply", "--help" },
+		{ "discard", "--help" }, { "diff", "ID", "-h" }, { "eval", "TASK", "--help" },
+	};
+	for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
+		struct th_opts o = { .subcommand = lines[i][0], .cwd = f->ws.aux };
+		th_fx_run(f, &o, &lines[i][1]);
+		if (f->out.code != 0 || strncmp(f->out.out, "Usage: warden", 13) != 0 ||
+		    f->out.err_len != 0) {
+			th_show_named(lines[i][0], &f->out);
+			fail_msg("warden %s %s: not its help with status 0", lines[i][0],
+				 lines[i][1] ? lines[i][1] : "");
+		}
+	}
+	th_expect_names(f->ws.aux, "");
+}
+
+/*
+ * A usage error is one line naming the command and pointing at its --help, with the
+ * family's status (run 125, the others 2), and nothing on stdout.
+ */
+static void test_cli_usage_one_line(void **state)
+{
+	struct th_fx *f = *state;
+	static const struct {
+		const char *line[6];
+		int code;
+		const char *err;
+	} cases[] = {
+		{ { "run", "--bogus", "true" }, 125, "run: unknown option '--bogus'" },
+		{ { "run" }, 125, "run: missing CMD" },
+		{ { "run", "--timeout", "x", "true" }, 125, "run: --timeout: 'x' is not" },
+		{ { "policy" }, 2, "policy: missing subcommand" },
+		{ { "policy", "nope" }, 2, "policy: unknown subcommand 'nope'" },
+		{ { "policy", "check" }, 2, "policy check: missing FILE" },
+		{ { "audit", "--bogus" }, 2, "audit: unknown option '--bogus'" },
+		{ { "doctor", "extra" }, 2, "doctor: unexpected argument 'extra'" },
+		{ { "check" }, 2, "check: missing TASK.yaml" },
+		{ { "eval", "--jobs", "0", "t.yaml" }, 2, "eval: --jobs '0' is not a number" },
+		{ { "grade", "--task" }, 2, "grade: option '--task' needs a value" },
+		{ { "diff" }, 2, "diff: missing ID" },
+		{ { "apply", "ID", "--include", "/abs" }, 2, "apply: --include '/abs'" },
+		{ { "discard", "a", "b" }, 2, "discard: unexpected argument 'b'" },
+		{ { "changes", "--json=1" }, 2, "changes: option '--json' takes no value" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct th_opts o = { .subcommand = cases[i].line[0], .cwd = f->ws.aux };
+		th_fx_run(f, &o, &cases[i].line[1]);
+		const char *nl = strchr(f->out.err, '\n');
+		char want[256];
+		(void)snprintf(want, sizeof(want), "(see 'warden %s", cases[i].line[0]);
+		if (f->out.code != cases[i].code || f->out.out_len != 0 || !nl || nl[1] ||
+		    !strstr(f->out.err, cases[i].err) || !strstr(f->out.err, want)) {
+			th_show_named(cases[i].line[0], &f->out);
+			fail_msg("case %zu: want status %d and one line with '%s'", i, cases[i].code,
+				 cases[i].err);
+		}
+	}
+}
+
+/*
+ * GNU permutation: `warden eval TASK --out DIR` takes --out as the option it is; it was read
+ * as a second task file. run alone keeps its options before the command: there, what follows
+ * the command is the command's own.
+ */
+static void test_cli_permutation(void **state)
+{
+	struct th_fx *f = *state;
+	char task[PATH_MAX], out[PATH_MAX];
+	th_aux_path(&f->ws, "task.yaml", task);
+	th_aux_path(&f->ws, "out", out);
+	th_put_file(task, "schema_version: 1\n"
+			  "task_id: permute\n"
+			  "agent: { run: [sh, -c, \"echo ok > out.txt\"] }\n"
+			  "criteria:\n"
+			  "  - description: the agent wrote out.txt\n"
+			  "    file_contains: { path: out.txt, includes: [ok] }\n");
+	struct th_opts o = { .subcommand = "eval", .cwd = f->ws.aux, .hard_timeout_ms = 120000 };
+	th_fx_run(f, &o, TH_CMD(task, "--out", out, "--json"));
+	th_fx_expect(f, 0, NULL);
+	size_t n = 0;
+	char *names = th_list_dir(out, &n);
+	assert_non_null(names);
+	if (n != 1 || strncmp(names, "permute-", 8) != 0)
+		fail_msg("runs in %s: '%s'", out, names);
+	free(names);
+	/* Nothing went to the default ./runs, and no task named "--out" was tried. */
+	char runs[PATH_MAX];
+	th_pathf(runs, "%s/runs", f->ws.aux);
+	assert_int_equal(access(runs, F_OK), -1);
+	assert_null(strstr(f->out.err, "--out"));
+
+	/* check and policy check take their options after the file too. */
+	o = (struct th_opts){ .subcommand = "check", .cwd = f->ws.aux };
+	th_fx_run(f, &o, TH_CMD(task, "--json"));
+	th_fx_expect(f, 0, NULL);
+	assert_non_null(strstr(f->out.out, "\"task_id\""));
+
+	/* run: a --help after the command is the command's argument, not warden's. */
+	o = th_fx_opts(f, NULL);
+	th_fx_run_expect(f, &o, TH_CMD("sh", "-c", "echo \"$1\"", "sh", "--help"), 0, "--help\n");
+}
 
 /* A test named after its function, without the "test_" prefix. */
 #define T(fn) { &#fn[5], fn, th_fx_setup_root, th_fx_teardown, NULL }
@@ -1572,6 +1689,9 @@ int main(void)
 		T(test_stale_placeholders_collected),
 		T(test_exec_script),
 		T(test_stdin_passes_through),
+		T(test_cli_help_everywhere),
+		T(test_cli_usage_one_line),
+		T(test_cli_permutation),
 	};
 	return _cmocka_run_group_tests("priv-run", tests, sizeof(tests) / sizeof(tests[0]), NULL,
 				       NULL);
