@@ -26,12 +26,8 @@
 #include <yaml.h>
 
 #include "cleanup.h"
+#include "str-util.h"
 #include "yaml-util.h"
-
-static bool streq(const char *a, const char *b)
-{
-	return strcmp(a, b) == 0;
-}
 
 /* ------------------------------------------------------------------------------------------ */
 /* Diagnostics                                                                                */
@@ -64,27 +60,7 @@ __attribute__((format(printf, 5, 6))) void pol_diag_set(struct pol_diag *d, cons
 /* Escapes and caps s into b for a message; returns b->s. See yaml-util.h. */
 const char *pol_quote(struct pol_qbuf *b, const char *s)
 {
-	static const char hex[] = "0123456789abcdef";
-	size_t o = 0;
-
-	for (size_t i = 0; s[i]; i++) {
-		unsigned char ch = (unsigned char)s[i];
-		if (o + 4 + 3 + 1 > sizeof(b->s)) {
-			memcpy(b->s + o, "...", 3);
-			o += 3;
-			break;
-		}
-		if (ch >= 0x20 && ch < 0x7f && ch != '\'' && ch != '\\') {
-			b->s[o++] = (char)ch;
-		} else {
-			b->s[o++] = '\\';
-			b->s[o++] = 'x';
-			b->s[o++] = hex[ch >> 4];
-			b->s[o++] = hex[ch & 0xf];
-		}
-	}
-	b->s[o] = '\0';
-	return b->s;
+	return str_escape(s, b->s, sizeof(b->s), true);
 }
 
 static unsigned mark_line(yaml_mark_t m)

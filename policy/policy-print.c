@@ -29,14 +29,10 @@
 
 #include "cleanup.h"
 #include "policy.h"
+#include "str-util.h"
 #include "utf8.h"
 
 DEFINE_CLEANUP(cJSON *, cJSON_Delete)
-
-static bool streq(const char *a, const char *b)
-{
-	return strcmp(a, b) == 0;
-}
 
 /* ------------------------------------------------------------------------------------------ */
 /* Equality                                                                                   */

@@ -38,6 +38,7 @@
 
 #include "cleanup.h"
 #include "policy.h"
+#include "str-util.h"
 #include "yaml-util.h"
 
 /* Defined in the policy-default.c that embed.py generates from default.yaml. */
@@ -45,11 +46,6 @@ extern const char pol_default_yaml_data[];
 extern const size_t pol_default_yaml_len;
 
 #define DEFAULT_NAME "<default>"
-
-static bool streq(const char *a, const char *b)
-{
-	return strcmp(a, b) == 0;
-}
 
 /* Value ranges the schema enforces. */
 #define UID_MIN 1u
@@ -1029,7 +1025,7 @@ static int fld_cmp_op(const struct pol_walker *w, void *target, const struct pol
 	return 0;
 }
 
-static int hex_digit(char c)
+static int hex_value(char c)
 {
 	if (c >= '0' && c <= '9')
 		return c - '0';
@@ -1051,7 +1047,7 @@ static int parse_flags(const char *s, uint64_t *out)
 	if (!s[i])
 		return -EINVAL;
 	for (; s[i]; i++) {
-		int d = hex_digit(s[i]);
+		int d = hex_value(s[i]);
 		if (d < 0)
 			return -EINVAL;
 		if (v >> 60)
@@ -1508,24 +1504,6 @@ static int apply_extends(struct parse_ctx *pc, const struct pol_walker *w, const
 	return apply_file(pc, abs_path, buf, len, true);
 }
 
-static int strv_append(char ***v, size_t *n, const char *s)
-{
-	char **nv;
-	char *d = strdup(s);
-
-	if (!d)
-		return -ENOMEM;
-	nv = reallocarray(*v, *n + 2, sizeof(**v));
-	if (!nv) {
-		free(d);
-		return -ENOMEM;
-	}
-	nv[(*n)++] = d;
-	nv[*n] = NULL;
-	*v = nv;
-	return 0;
-}
-
 /*
  * A file that changes unsafe but not the binds must not take away a weakening an inherited
  * bind needs. (A file that gives binds had each one checked against its final unsafe.)
@@ -1598,7 +1576,7 @@ static int apply_root(struct parse_ctx *pc, const char *name, const char *what,
 		if (r < 0)
 			return r;
 	}
-	if (record && strv_append(&pc->p->sources, &pc->p->n_sources, name) < 0)
+	if (record && strv_push(&pc->p->sources, &pc->p->n_sources, name) < 0)
 		return pol_walk_enomem(&w);
 	return 0;
 }

@@ -14,6 +14,7 @@
 #include "channel.h"
 #include "io-util.h"
 #include "log.h"
+#include "str-util.h"
 
 #define STATE_BIT(s) (1u << (s))
 
@@ -305,25 +306,7 @@ static int on_exited(struct sup_channel *ch, struct wire_rd *p)
 
 void sup_escape(const char *in, char *out, size_t size)
 {
-	size_t o = 0;
-	if (!size)
-		return;
-	for (const unsigned char *p = (const unsigned char *)in; *p; p++) {
-		bool plain = *p >= 0x20 && *p < 0x7f && *p != '\\' && *p != '\'';
-		size_t need = plain ? 1 : 4;
-		if (o + need >= size)
-			break;
-		if (plain) {
-			out[o++] = (char)*p;
-		} else {
-			static const char hex[] = "0123456789abcdef";
-			out[o++] = '\\';
-			out[o++] = 'x';
-			out[o++] = hex[*p >> 4];
-			out[o++] = hex[*p & 15];
-		}
-	}
-	out[o] = '\0';
+	(void)str_escape(in, out, size, false);
 }
 
 /*

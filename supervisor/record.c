@@ -22,6 +22,7 @@
 #include "config.h"
 #include "policy.h"
 #include "run.h"
+#include "str-util.h"
 #include "supervisor.h"
 
 DEFINE_CLEANUP(cJSON *, cJSON_Delete)
@@ -43,11 +44,6 @@ void sup_rfc3339(const struct timespec *ts, bool millis, char out[40])
 		(void)snprintf(out, 40, "%s.%03dZ", base, (int)((ts->tv_nsec / 1000000L) % 1000));
 	else
 		(void)snprintf(out, 40, "%sZ", base);
-}
-
-static char hex_digit(unsigned v)
-{
-	return "0123456789abcdef"[v & 15u];
 }
 
 static void cap_hex(uint64_t v, char out[17])

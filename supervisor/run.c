@@ -42,6 +42,7 @@
 #include "sandbox.h"
 #include "sha256.h"
 #include "statefs.h"
+#include "str-util.h"
 #include "wspath.h"
 
 /* Generated at build time by sandbox/seccomp-gen: the default policy's filter. */
@@ -126,13 +127,6 @@ struct run_state {
 	char **worker_argv;
 	struct sup_channel chan_state;
 };
-
-static void strv_free(char **v)
-{
-	for (size_t i = 0; v && v[i]; i++)
-		free(v[i]);
-	free(v);
-}
 
 static void close_fd(int *fd)
 {
@@ -310,9 +304,8 @@ void sup_digest_hex(const void *buf, size_t len, char out[72])
 	wire_sha256_init(&ctx);
 	wire_sha256_update(&ctx, buf, len);
 	wire_sha256_final(&ctx, md);
-	int off = snprintf(out, 72, "sha256:");
-	for (unsigned i = 0; i < sizeof(md) && off + 2 < 72; i++)
-		off += snprintf(out + off, (size_t)(72 - off), "%02x", md[i]);
+	memcpy(out, "sha256:", 7);
+	hex_encode(md, sizeof(md), out + 7); /* 7 + 64 digits + NUL = 72 */
 }
 
 /*
@@ -488,22 +481,6 @@ static int lock_workspace(bool privileged, int workspace_fd, int *out_fd, bool *
 	if (st.st_uid != geteuid() || (st.st_mode & 077))
 		return -EPERM;
 	return sbx_workspace_lock(dir, workspace_fd, out_fd, out_alone);
-}
-
-static int strv_push(char ***v, size_t *n, const char *s)
-{
-	char *copy = strdup(s);
-	if (!copy)
-		return -ENOMEM;
-	char **grown = reallocarray(*v, *n + 2, sizeof(char *));
-	if (!grown) {
-		free(copy);
-		return -ENOMEM;
-	}
-	grown[(*n)++] = copy;
-	grown[*n] = NULL;
-	*v = grown;
-	return 0;
 }
 
 static bool env_has(char **v, size_t n, const char *name)

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "str-util.h"
 #include "textdiff.h"
 #include "utf8.h"
 
@@ -386,7 +387,6 @@ static size_t printable_utf8(const unsigned char *p, size_t left)
 
 int sup_textdiff_escape(const char *in, size_t len, char **out, size_t *out_len)
 {
-	static const char hex[] = "0123456789abcdef";
 	if (len > (SIZE_MAX - 1) / 4)
 		return -ENOMEM;
 	char *buf = malloc(len * 4 + 1);
@@ -409,8 +409,8 @@ int sup_textdiff_escape(const char *in, size_t len, char **out, size_t *out_len)
 		/* One byte at a time: a bad sequence's next byte may start a good one. */
 		buf[o++] = '\\';
 		buf[o++] = 'x';
-		buf[o++] = hex[p[i] >> 4];
-		buf[o++] = hex[p[i] & 15];
+		buf[o++] = hex_digit(p[i] >> 4);
+		buf[o++] = hex_digit(p[i]);
 		i++;
 	}
 	buf[o] = '\0';
