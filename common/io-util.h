@@ -71,6 +71,27 @@ static inline int io_read_exact(int fd, void *buf, size_t len)
 	return 0;
 }
 
+/*
+ * Reads exactly len bytes of fd (borrowed) at offset off into buf with pread(2), retrying on
+ * EINTR; the file offset is not moved. Returns 0, -ENODATA when the file ends first, or
+ * -errno from pread(2).
+ */
+static inline int io_pread_exact(int fd, void *buf, size_t len, off_t off)
+{
+	size_t got = 0;
+	while (got < len) {
+		ssize_t n = pread(fd, (char *)buf + got, len - got, off + (off_t)got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -ENODATA;
+		got += (size_t)n;
+	}
+	return 0;
+}
+
 /* Writes all of buf to fd (borrowed), retrying on EINTR. Returns 0 or -errno. */
 static inline int io_write_all(int fd, const void *buf, size_t len)
 {
@@ -89,6 +110,24 @@ static inline int io_write_all(int fd, const void *buf, size_t len)
 	return 0;
 }
 
+/*
+ * Writes the NUL-terminated text (borrowed) to dfd/path, opened O_WRONLY | O_CLOEXEC |
+ * O_NOFOLLOW | flags (mode applies with O_CREAT), in full: the one small-file write (a
+ * /proc or cgroup file, a synthetic /etc file). Returns 0 or -errno; a file it created is
+ * left as far as it got.
+ */
+static inline int io_write_file_at(int dfd, const char *path, int flags, mode_t mode,
+				   const char *text)
+{
+	int fd = openat(dfd, path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW | flags, mode);
+	if (fd < 0)
+		return -errno;
+	int r = io_write_all(fd, text, strlen(text));
+	if (close(fd) < 0 && r == 0 && errno != EINTR)
+		r = -errno;
+	return r;
+}
+
 /* Fills buf with len bytes from getrandom(2) (blocking until the pool is ready). 0 or -errno. */
 static inline int io_fill_random(void *buf, size_t len)
 {
@@ -104,15 +143,26 @@ static inline int io_fill_random(void *buf, size_t len)
 	return 0;
 }
 
+/* Resolution that stays beneath the starting directory and follows no link of any kind. */
+#define IO_RESOLVE_BENEATH_NO_LINKS (RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS)
+
 /*
- * openat2(2) of dfd/path with these open flags (O_CLOEXEC is added) and RESOLVE_* flags.
- * Returns the new descriptor or -errno.
+ * openat2(2) of dfd/path with these open flags (O_CLOEXEC is added), mode (for O_CREAT or
+ * O_TMPFILE; else 0) and RESOLVE_* flags. The one wrapper of the raw syscall. Returns the
+ * new descriptor or -errno.
  */
-static inline int io_openat2(int dfd, const char *path, uint64_t flags, uint64_t resolve)
+static inline int io_openat2_mode(int dfd, const char *path, uint64_t flags, uint64_t mode,
+				  uint64_t resolve)
 {
-	struct open_how how = { .flags = flags | O_CLOEXEC, .resolve = resolve };
+	struct open_how how = { .flags = flags | O_CLOEXEC, .mode = mode, .resolve = resolve };
 	long fd = syscall(SYS_openat2, dfd, path, &how, sizeof(how));
 	return fd < 0 ? -errno : (int)fd;
+}
+
+/* io_openat2_mode without a mode: dfd/path opened, not created. Returns the fd or -errno. */
+static inline int io_openat2(int dfd, const char *path, uint64_t flags, uint64_t resolve)
+{
+	return io_openat2_mode(dfd, path, flags, 0, resolve);
 }
 
 /*

@@ -21,8 +21,7 @@
 	 SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED | SECBIT_NO_CAP_AMBIENT_RAISE | \
 	 SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED)
 
-/* Reads all five sets as masks, straight from the kernel. */
-static int read_sets(uint64_t out[5])
+int sbx_caps_read(uint64_t out[SBX_CAP_SETS])
 {
 	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
 	struct __user_cap_data_struct data[2];
@@ -84,11 +83,11 @@ int sbx_caps_drop(uint64_t keep, struct fail *f)
 		return fail_set(f, -EPERM, "set the ambient set");
 
 	/* Verify rather than trust: every set must read back as exactly the kept mask. */
-	uint64_t sets[5];
-	int r = read_sets(sets);
+	uint64_t sets[SBX_CAP_SETS];
+	int r = sbx_caps_read(sets);
 	if (r < 0)
 		return fail_set(f, r, "read back the capability sets");
-	for (int i = 0; i < 5; i++)
+	for (int i = 0; i < SBX_CAP_SETS; i++)
 		if (sets[i] != keep)
 			return fail_set(f, -EPERM, "%s", keep ? "verify the capability sets hold only the kept ones"
 					      : "verify capabilities are empty");

@@ -26,6 +26,7 @@
 
 #include "cgroup.h"
 #include "cleanup.h"
+#include "io-util.h"
 #include "host.h"
 #include "policy.h"
 #include "sandbox.h"
@@ -97,11 +98,7 @@ static int write_self(const char *file, const char *text)
 {
 	char path[64];
 	(void)snprintf(path, sizeof(path), "/proc/self/%s", file);
-	_cleanup_close_ int fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	ssize_t n = write(fd, text, strlen(text));
-	return n < 0 ? -errno : 0;
+	return io_write_file_at(AT_FDCWD, path, 0, 0, text);
 }
 
 /* As an unprivileged uid: create a user namespace and map ourselves, as warden would. */
@@ -164,11 +161,7 @@ static int probe_root_userns(void)
 	const char *files[] = { "uid_map", "gid_map" };
 	for (int i = 0; i < 2 && r >= 0; i++) {
 		(void)snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, files[i]);
-		int fd = open(path, O_WRONLY | O_CLOEXEC);
-		if (fd < 0 || write(fd, map, strlen(map)) < 0)
-			r = -errno;
-		if (fd >= 0)
-			(void)close(fd);
+		r = io_write_file_at(AT_FDCWD, path, 0, 0, map);
 	}
 	(void)close(p[1]);
 	int status;
@@ -198,14 +191,13 @@ static void probe_syscalls(struct sbx_host_facts *out)
 	long abi = syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
 	out->landlock_abi = abi >= 0 ? (int)abi : -errno;
 
-	struct open_how how = { .flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_NO_SYMLINKS };
-	long fd = syscall(SYS_openat2, AT_FDCWD, "/", &how, sizeof(how));
-	out->openat2 = fd >= 0 ? 0 : -errno;
-	if (fd >= 0)
-		(void)close((int)fd);
+	int dir = io_openat2(AT_FDCWD, "/", O_PATH, RESOLVE_NO_SYMLINKS);
+	out->openat2 = dir >= 0 ? 0 : dir;
+	if (dir >= 0)
+		(void)close(dir);
 
 	out->close_range = present(syscall(SYS_close_range, INT_MAX - 1, INT_MAX, 0));
-	fd = syscall(SYS_pidfd_open, getpid(), 0);
+	long fd = syscall(SYS_pidfd_open, getpid(), 0);
 	out->pidfd = fd >= 0 ? 0 : -errno;
 	if (fd >= 0)
 		(void)close((int)fd);

@@ -80,48 +80,6 @@ static int allow_names(scmp_filter_ctx ctx, const char *const *names, size_t n)
 	return 0;
 }
 
-/* Reads exactly len bytes at offset 0 of fd into buf. Returns 0 or -EIO. */
-static int read_all(int fd, void *buf, size_t len)
-{
-	size_t done = 0;
-	while (done < len) {
-		ssize_t k = pread(fd, (char *)buf + done, len - done, (off_t)done);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return -EIO;
-		done += (size_t)k;
-	}
-	return 0;
-}
-
-/* libseccomp 2.5 exports BPF only to an fd: a private memfd, read back. */
-static int export_bpf(scmp_filter_ctx ctx, struct sbx_seccomp_prog *out)
-{
-	_cleanup_close_ int fd = memfd_create("warden-judge-seccomp", MFD_CLOEXEC);
-	if (fd < 0)
-		return errno == ENOMEM ? -ENOMEM : -EIO;
-	int r = scmp_rc(seccomp_export_bpf(ctx, fd));
-	if (r < 0)
-		return r;
-	struct stat st;
-	if (fstat(fd, &st) < 0)
-		return -EIO;
-	if (st.st_size <= 0 || (uint64_t)st.st_size % sizeof(struct sock_filter) != 0 ||
-	    (uint64_t)st.st_size / sizeof(struct sock_filter) > BPF_MAXINSNS)
-		return -EIO;
-	size_t len = (size_t)st.st_size;
-	_cleanup_free_ struct sock_filter *insns = malloc(len);
-	if (!insns)
-		return -ENOMEM;
-	r = read_all(fd, insns, len);
-	if (r < 0)
-		return r;
-	out->insns = TAKE_PTR(insns);
-	out->n_insns = len / sizeof(struct sock_filter);
-	return 0;
-}
-
 int sbx_judge_filter_build(int out_fd, struct sbx_seccomp_prog *out)
 {
 	if (out_fd < 0 || !out)
@@ -150,7 +108,7 @@ int sbx_judge_filter_build(int out_fd, struct sbx_seccomp_prog *out)
 					     SCMP_A2_32(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0)));
 	if (r < 0)
 		return r;
-	return export_bpf(ctx, out);
+	return sbx_seccomp_export(ctx, out);
 }
 
 static int cmp_int(const void *a, const void *b)
@@ -192,19 +150,6 @@ static int lower_limit(int resource, rlim_t soft, rlim_t hard)
 	return setrlimit(resource, &want) < 0 ? -errno : 0;
 }
 
-/* The effective, permitted and inheritable sets, straight from the kernel. */
-static int cap_sets(uint64_t out[3])
-{
-	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
-	struct __user_cap_data_struct data[2];
-	if (syscall(SYS_capget, &hdr, data) < 0)
-		return -errno;
-	out[0] = (uint64_t)data[1].effective << 32 | data[0].effective;
-	out[1] = (uint64_t)data[1].permitted << 32 | data[0].permitted;
-	out[2] = (uint64_t)data[1].inheritable << 32 | data[0].inheritable;
-	return 0;
-}
-
 /*
  * Unprivileged mode: no id to switch to. Where the process holds CAP_SETPCAP (root of a user
  * namespace) every set goes, the bounding set included, with securebits locked
@@ -213,13 +158,12 @@ static int cap_sets(uint64_t out[3])
  */
 static int drop_unprivileged(void)
 {
-	uint64_t sets[3];
-	int r = cap_sets(sets);
+	uint64_t sets[SBX_CAP_SETS];
+	int r = sbx_caps_read(sets);
 	if (r < 0)
 		return r;
-	if (sets[0] & (1ull << CAP_SETPCAP)) {
+	if (sets[0] & (1ull << CAP_SETPCAP))
 		return sbx_caps_drop(0, NULL);
-	}
 	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
 		return -errno;
 	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
@@ -233,19 +177,12 @@ static int drop_unprivileged(void)
 /* Every set this process could empty reads back empty, ambient included. */
 static int check_no_caps(void)
 {
-	uint64_t sets[3];
-	int r = cap_sets(sets);
+	uint64_t sets[SBX_CAP_SETS];
+	int r = sbx_caps_read(sets);
 	if (r < 0)
 		return r;
-	if (sets[0] || sets[1] || sets[2])
+	if (sets[0] || sets[1] || sets[2] || sets[4]) /* all but the bounding set */
 		return -EPERM;
-	for (unsigned cap = 0; cap < 64; cap++) {
-		int a = prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_IS_SET, cap, 0, 0);
-		if (a < 0)
-			break; /* past the last capability this kernel knows */
-		if (a)
-			return -EPERM;
-	}
 	return prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) == 1 ? 0 : -EPERM;
 }
 

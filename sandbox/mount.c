@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "io-util.h"
 #include "policy.h"
 #include "sandbox.h"
 
@@ -126,17 +127,7 @@ static int make_mount_point(int dfd, const char *rel, bool is_dir)
 /* Writes a small synthetic file, refusing to follow or reuse anything. */
 static int write_new_file(int dfd, const char *rel, const char *text, mode_t mode)
 {
-	_cleanup_close_ int fd =
-		openat(dfd, rel, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
-	if (fd < 0)
-		return -errno;
-	size_t len = strlen(text);
-	ssize_t n = write(fd, text, len);
-	if (n < 0)
-		return -errno;
-	if ((size_t)n != len)
-		return -EIO;
-	return 0;
+	return io_write_file_at(dfd, rel, O_CREAT | O_EXCL, mode, text);
 }
 
 /* A new filesystem instance as a detached mount. opts are key=value pairs, NULL-terminated. */
@@ -464,12 +455,7 @@ static int open_ws_rel(int ws, const struct ws_rel *r, char *buf)
 		return -ENAMETOOLONG;
 	memcpy(buf, r->s, r->len);
 	buf[r->len] = '\0';
-	struct open_how how = {
-		.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
-		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
-	};
-	int fd = (int)syscall(SYS_openat2, ws, buf, &how, sizeof(how));
-	return fd < 0 ? -errno : fd;
+	return io_openat2(ws, buf, O_PATH | O_NOFOLLOW, IO_RESOLVE_BENEATH_NO_LINKS);
 }
 
 /* The tree at fd, with everything mounted below it, bound onto itself with attrs added. */
@@ -614,20 +600,6 @@ static const char *below_dir(const char *path, const char *dir)
 	}
 }
 
-static int write_all(int fd, const char *buf, size_t len)
-{
-	while (len > 0) {
-		ssize_t n = write(fd, buf, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 /*
  * The placeholders the supervisor made in the workspace (sandbox/workspace.c) are no work of
  * the sandbox's: its git must not offer them to `git add`. They are listed, anchored at the
@@ -670,7 +642,7 @@ static int write_git_excludes(int root, const struct sbx_config *cfg, struct fai
 		return set_step(f, -errno, "write git's excludes file in", dir);
 	static const char head[] = "# warden: placeholders for protected paths, there only while "
 				   "the run lasts (docs/workspace.md)\n";
-	r = write_all(fd, head, sizeof(head) - 1);
+	r = io_write_all(fd, head, sizeof(head) - 1);
 	for (size_t i = 0; i < cfg->n_placeholders && r >= 0; i++) {
 		const struct sbx_placeholder *ph = &cfg->placeholders[i];
 		if (!ph->created || strcmp(ph->rel, ".git") == 0)
@@ -688,7 +660,7 @@ static int write_git_excludes(int root, const struct sbx_config *cfg, struct fai
 		}
 		line[o++] = '\n';
 		if (ok)
-			r = write_all(fd, line, o);
+			r = io_write_all(fd, line, o);
 	}
 	if (r < 0)
 		return set_step(f, r, "write git's excludes file in", dir);
@@ -738,17 +710,14 @@ static int hide_paths(int root, const struct sbx_config *cfg, struct fail *f)
 	_cleanup_close_ int ws = openat(root, "workspace", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (ws < 0)
 		return set_step(f, -errno, "open /workspace", NULL);
-	struct open_how how = {
-		.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
-		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
-	};
 	for (size_t i = 0; i < cfg->n_hidden; i++) {
 		const char *rel = cfg->hidden[i];
-		_cleanup_close_ int fd = (int)syscall(SYS_openat2, ws, rel, &how, sizeof(how));
-		if (fd < 0 && errno == ENOENT)
+		_cleanup_close_ int fd = io_openat2(ws, rel, O_PATH | O_NOFOLLOW,
+						    IO_RESOLVE_BENEATH_NO_LINKS);
+		if (fd == -ENOENT)
 			continue;
 		if (fd < 0)
-			return set_step(f, -errno, "resolve hidden path", rel);
+			return set_step(f, fd, "resolve hidden path", rel);
 		struct stat st;
 		if (fstat(fd, &st) < 0)
 			return set_step(f, -errno, "stat hidden path", rel);

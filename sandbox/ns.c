@@ -18,6 +18,7 @@
 
 #include "cgroup.h"
 #include "cleanup.h"
+#include "io-util.h"
 #include "policy.h"
 #include "sandbox.h"
 
@@ -112,16 +113,7 @@ static int write_proc_file(pid_t pid, const char *name, const char *text)
 {
 	char path[64];
 	(void)snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, name);
-	_cleanup_close_ int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0)
-		return -errno;
-	size_t len = strlen(text);
-	ssize_t n = write(fd, text, len);
-	if (n < 0)
-		return -errno;
-	if ((size_t)n != len)
-		return -EIO;
-	return 0;
+	return io_write_file_at(AT_FDCWD, path, 0, 0, text);
 }
 
 int sbx_write_id_maps(const struct sbx_config *cfg, pid_t pid)

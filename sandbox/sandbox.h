@@ -180,6 +180,14 @@ int sbx_mount_setup(const struct sbx_config *cfg, struct fail *f);
 int sbx_caps_drop(uint64_t keep, struct fail *f);
 
 /*
+ * caps.c: this process's capability sets as masks, straight from the kernel (capget, and
+ * prctl for the bounding and ambient sets), in this order: effective, permitted,
+ * inheritable, bounding, ambient. Returns 0 or -errno.
+ */
+#define SBX_CAP_SETS 5
+int sbx_caps_read(uint64_t out[SBX_CAP_SETS]);
+
+/*
  * sbx_caps_drop for a caller that still passes a step buffer (sandbox/egress-jail.c): the
  * step's name goes to step (step_len bytes). Goes once that caller takes a struct fail.
  */

@@ -54,6 +54,15 @@ struct sbx_seccomp_precompiled {
 int sbx_seccomp_build_fast(const struct pol_policy *pol, const struct sbx_seccomp_precompiled *pre,
 			   struct sbx_seccomp_prog *out, struct fail *f);
 
+/*
+ * Exports the filter libseccomp holds in ctx (borrowed; a scmp_filter_ctx) as BPF into out
+ * (caller-owned storage, released with sbx_seccomp_prog_done), through a private memfd:
+ * libseccomp 2.5 exports only to a descriptor. Refuses a filter the kernel would (empty, or
+ * over BPF_MAXINSNS instructions). Returns 0, -ENOMEM or -EIO; out is untouched on failure.
+ * sbx_seccomp_build ends here, and so do the confined children's own filters (judge.c).
+ */
+int sbx_seccomp_export(void *ctx, struct sbx_seccomp_prog *out);
+
 /* Releases what sbx_seccomp_build stored. Safe on zeroed storage and when called twice. */
 void sbx_seccomp_prog_done(struct sbx_seccomp_prog *prog);
 

@@ -45,6 +45,7 @@
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "io-util.h"
 #include "policy.h"
 #include "sbx-seccomp.h"
 
@@ -1074,48 +1075,19 @@ static int build_ctx(const struct pol_policy *pol, scmp_filter_ctx *out, struct 
 	return 0;
 }
 
-/* Reads exactly len bytes at offset 0 of fd into buf. Returns 0 or -EIO. */
-static int read_all(int fd, void *buf, size_t len)
+int sbx_seccomp_export(scmp_filter_ctx ctx, struct sbx_seccomp_prog *out)
 {
-	size_t done = 0;
-
-	while (done < len) {
-		ssize_t k = pread(fd, (char *)buf + done, len - done, (off_t)done);
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return -EIO;
-		done += (size_t)k;
-	}
-	return 0;
-}
-
-static int build_prog(const struct pol_policy *pol, struct sbx_seccomp_prog *out, struct fail *f)
-{
-	_cleanup_(seccomp_releasep) scmp_filter_ctx ctx = NULL;
-	_cleanup_close_ int fd = -1;
-	_cleanup_free_ struct sock_filter *insns = NULL;
-	struct stat st;
-	size_t len;
-	int r;
-
-	if (!out)
-		return -EINVAL;
-	r = build_ctx(pol, &ctx, f);
-	if (r < 0)
-		return r;
-
 	/*
 	 * libseccomp 2.5 only exports BPF to a file descriptor (seccomp_export_bpf_mem came
 	 * in 2.6), so export to a private memfd and read it back.
 	 */
-	fd = memfd_create("warden-seccomp", MFD_CLOEXEC);
+	_cleanup_close_ int fd = memfd_create("warden-seccomp", MFD_CLOEXEC);
 	if (fd < 0)
 		return errno == ENOMEM ? -ENOMEM : -EIO;
-	r = scmp_rc(seccomp_export_bpf(ctx, fd));
+	int r = scmp_rc(seccomp_export_bpf(ctx, fd));
 	if (r < 0)
 		return r;
+	struct stat st;
 	if (fstat(fd, &st) < 0)
 		return -EIO;
 
@@ -1123,18 +1095,29 @@ static int build_prog(const struct pol_policy *pol, struct sbx_seccomp_prog *out
 	if (st.st_size <= 0 || (uint64_t)st.st_size % sizeof(struct sock_filter) != 0 ||
 	    (uint64_t)st.st_size / sizeof(struct sock_filter) > BPF_MAXINSNS)
 		return -EIO;
-	len = (size_t)st.st_size;
+	size_t len = (size_t)st.st_size;
 
-	insns = malloc(len);
+	_cleanup_free_ struct sock_filter *insns = malloc(len);
 	if (!insns)
 		return -ENOMEM;
-	r = read_all(fd, insns, len);
-	if (r < 0)
-		return r;
+	if (io_pread_exact(fd, insns, len, 0) < 0)
+		return -EIO;
 
 	out->insns = TAKE_PTR(insns);
 	out->n_insns = len / sizeof(struct sock_filter);
 	return 0;
+}
+
+static int build_prog(const struct pol_policy *pol, struct sbx_seccomp_prog *out, struct fail *f)
+{
+	_cleanup_(seccomp_releasep) scmp_filter_ctx ctx = NULL;
+
+	if (!out)
+		return -EINVAL;
+	int r = build_ctx(pol, &ctx, f);
+	if (r < 0)
+		return r;
+	return sbx_seccomp_export(ctx, out);
 }
 
 /*

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "io-util.h"
 #include "policy.h"
 #include "sandbox.h"
 
@@ -116,14 +117,8 @@ static bool in_list(char *const *list, size_t n, const char *s)
 
 static int open_beneath(int dfd, const char *rel, int flags)
 {
-	struct open_how how = {
-		.flags = (uint64_t)(flags | O_NOFOLLOW | O_CLOEXEC),
-		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
-	};
-	if (flags & O_CREAT)
-		how.mode = 0444;
-	int fd = (int)syscall(SYS_openat2, dfd, rel, &how, sizeof(how));
-	return fd < 0 ? -errno : fd;
+	return io_openat2_mode(dfd, rel, (uint64_t)(flags | O_NOFOLLOW),
+			       (flags & O_CREAT) ? 0444 : 0, IO_RESOLVE_BENEATH_NO_LINKS);
 }
 
 /* Splits rel into a parent opened beneath dfd (O_PATH) and its last name (*out_name). */
@@ -166,14 +161,11 @@ static int mkdir_beneath(int dfd, const char *rel)
 		return pfd;
 	if (mkdirat(pfd, name, 0555) < 0)
 		return -errno;
-	struct open_how how = {
-		.flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
-		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
-	};
-	int fd = (int)syscall(SYS_openat2, pfd, name, &how, sizeof(how));
+	int fd = io_openat2(pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW,
+			    IO_RESOLVE_BENEATH_NO_LINKS);
 	/* The umask may have taken bits away; is_placeholder() wants exactly 0555. */
 	if (fd < 0 || fchmod(fd, 0555) < 0) {
-		int r = -errno;
+		int r = fd < 0 ? fd : -errno;
 		if (fd >= 0)
 			(void)close(fd);
 		(void)unlinkat(pfd, name, AT_REMOVEDIR);
@@ -465,19 +457,10 @@ static int read_pointer(int dfd, const char *name, bool beneath, const char *pre
 	_cleanup_free_ char *data = malloc(POINTER_MAX + 1);
 	if (!data)
 		return -ENOMEM;
-	size_t len = 0;
-	for (;;) {
-		ssize_t got = read(fd, data + len, POINTER_MAX + 1 - len);
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got < 0)
-			return -errno;
-		if (got == 0)
-			break;
-		len += (size_t)got;
-		if (len > POINTER_MAX)
-			return -EFBIG;
-	}
+	int got = io_read_fd(fd, data, POINTER_MAX + 1); /* -EFBIG past POINTER_MAX bytes */
+	if (got < 0)
+		return got;
+	size_t len = (size_t)got;
 	while (len > 0 && (data[len - 1] == '\n' || data[len - 1] == '\r'))
 		len--;
 	data[len] = '\0';
