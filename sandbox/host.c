@@ -60,37 +60,33 @@ static int in_child(int (*fn)(int report_fd), char *step, size_t step_len)
 		_exit(fn(p[1]) == 0 ? 0 : 1);
 	}
 	(void)close(p[1]);
-	struct {
-		int32_t err;
-		char step[64];
-	} msg;
+	/* The child's report, a struct fail of one write (below PIPE_BUF, so whole or none). */
+	struct fail msg;
 	memset(&msg, 0, sizeof(msg));
-	ssize_t n;
-	do
-		n = read(p[0], &msg, sizeof(msg));
-	while (n < 0 && errno == EINTR);
+	int r = io_read_exact(p[0], &msg, sizeof(msg));
 	(void)close(p[0]);
 	int status;
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
-	if (n != (ssize_t)sizeof(msg))
+	if (r < 0)
 		return -EIO;
-	msg.step[sizeof(msg.step) - 1] = '\0';
-	if (step)
-		(void)snprintf(step, step_len, "%s", msg.step);
+	msg.what[sizeof(msg.what) - 1] = '\0';
+	if (step && step_len) {
+		/* A step's name is short; the field is cut to fit, at worst. */
+		size_t n = strnlen(msg.what, step_len - 1);
+		memcpy(step, msg.what, n);
+		step[n] = '\0';
+	}
 	return msg.err;
 }
 
+/* The child's side: err (0 or -errno) and the step that failed, to the parent. Returns err. */
 static int report(int fd, int err, const char *step)
 {
-	struct {
-		int32_t err;
-		char step[64];
-	} msg;
+	struct fail msg;
 	memset(&msg, 0, sizeof(msg));
-	msg.err = err;
-	(void)snprintf(msg.step, sizeof(msg.step), "%s", step);
-	(void)!write(fd, &msg, sizeof(msg));
+	(void)fail_set(&msg, err, "%s", step);
+	(void)io_write_all(fd, &msg, sizeof(msg));
 	return err;
 }
 
