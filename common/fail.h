@@ -38,7 +38,8 @@ static inline void fail_init(struct fail *f)
 }
 
 /* fail_set with a va_list. */
-static inline int fail_vset(struct fail *f, int err, const char *fmt, va_list ap)
+__attribute__((format(printf, 3, 0))) static inline int fail_vset(struct fail *f, int err,
+								    const char *fmt, va_list ap)
 {
 	if (f) {
 		f->err = err;
