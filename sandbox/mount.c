@@ -100,23 +100,29 @@ static int mkdir_p(int dfd, const char *rel)
 	return 0;
 }
 
+/* mkdir_p of the folder rel lies in (nothing for a name at the top). */
+static int mkdir_parent(int dfd, const char *rel)
+{
+	const char *slash = strrchr(rel, '/');
+	if (!slash)
+		return 0;
+	char parent[PATH_MAX];
+	size_t plen = (size_t)(slash - rel);
+	if (plen >= sizeof(parent))
+		return -ENAMETOOLONG;
+	memcpy(parent, rel, plen);
+	parent[plen] = '\0';
+	return mkdir_p(dfd, parent);
+}
+
 /* Creates the mount point for a tree: a directory, or an empty file under created parents. */
 static int make_mount_point(int dfd, const char *rel, bool is_dir)
 {
 	if (is_dir)
 		return mkdir_p(dfd, rel);
-	const char *slash = strrchr(rel, '/');
-	if (slash) {
-		char parent[PATH_MAX];
-		size_t plen = (size_t)(slash - rel);
-		if (plen >= sizeof(parent))
-			return -ENAMETOOLONG;
-		memcpy(parent, rel, plen);
-		parent[plen] = '\0';
-		int r = mkdir_p(dfd, parent);
-		if (r < 0)
-			return r;
-	}
+	int r = mkdir_parent(dfd, rel);
+	if (r < 0)
+		return r;
 	int fd = openat(dfd, rel, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0444);
 	if (fd < 0)
 		return -errno;
@@ -216,18 +222,9 @@ static int place_capture(int root, const struct capture *c)
 {
 	const char *rel = c->dst + 1; /* sandbox paths are absolute and normalised */
 	if (c->link) {
-		const char *slash = strrchr(rel, '/');
-		if (slash) {
-			char parent[PATH_MAX];
-			size_t plen = (size_t)(slash - rel);
-			if (plen >= sizeof(parent))
-				return -ENAMETOOLONG;
-			memcpy(parent, rel, plen);
-			parent[plen] = '\0';
-			int r = mkdir_p(root, parent);
-			if (r < 0)
-				return r;
-		}
+		int r = mkdir_parent(root, rel);
+		if (r < 0)
+			return r;
 		if (symlinkat(c->link, root, rel) < 0)
 			return -errno;
 		return 0;
