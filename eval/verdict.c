@@ -15,6 +15,8 @@
 
 #include "cleanup.h"
 #include "eval.h"
+#include "evrecord.h"
+#include "json-strict.h"
 #include "utf8.h"
 #include "verdict.h"
 
@@ -208,7 +210,18 @@ static bool abs_path_ok(const char *s)
 	return true;
 }
 
-/* How each carried part begins and ends: an object, the created_at string, or null. */
+/* A carried part is one subtree of a record, so the record's own limits bound it. */
+static const struct ev_json_limits part_limits = {
+	.max_depth = EVREC_MAX_DEPTH,
+	.max_number_chars = EVREC_MAX_NUMBER_CHARS,
+};
+
+/*
+ * Each carried part is exactly one JSON value of its kind (an object, the created_at string,
+ * or null), in the compact form: the strict scanner reads it whole, so that a part such as
+ * {},"status":"SUCCESS","x":{} (an object at each end, three members in between) cannot
+ * splice members into the record it is written into.
+ */
 static bool part_ok(enum ev_folder_part k, const char *s, size_t len)
 {
 	if (len < 2 || !utf8_valid_mem(s, len))
@@ -216,11 +229,15 @@ static bool part_ok(enum ev_folder_part k, const char *s, size_t len)
 	for (size_t i = 0; i < len; i++)
 		if ((unsigned char)s[i] < 0x20)
 			return false;
-	bool object = s[0] == '{' && s[len - 1] == '}';
+	struct ev_json_err jerr;
+	if (ev_json_check(s, len, &part_limits, &jerr) < 0)
+		return false;
+	/* One value, with no whitespace before it (a control character, refused above, or ' '). */
+	bool object = s[0] == '{';
 	bool null = len == 4 && memcmp(s, "null", 4) == 0;
 	switch (k) {
 	case EV_PART_CREATED_AT:
-		return s[0] == '"' && s[len - 1] == '"';
+		return s[0] == '"';
 	case EV_PART_AGENT:
 	case EV_PART_IDENTITY:
 		return object || null;

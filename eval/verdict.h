@@ -84,8 +84,9 @@ enum ev_folder_reap { EV_FOLDER_REAP_SKIPPED, EV_FOLDER_REAP_OK, EV_FOLDER_REAP_
 
 /*
  * The parts of the record a regrade carries into the record it writes, unchanged: each the
- * compact JSON text the reader printed from the validated tree. The supervisor places them
- * as they are (cJSON raw items) and never parses them.
+ * compact JSON text the reader printed from the validated tree. The supervisor scans each
+ * with the strict JSON scanner (ev_json_check, no tree built) for exactly one value of its
+ * kind, then places them as they are (cJSON raw items).
  */
 enum ev_folder_part {
 	EV_PART_POLICY,
@@ -145,8 +146,8 @@ int ev_folder_encode(uint32_t err, const char *why, const struct ev_folder *f, u
  * reason (escaped, one line) in why; an answer that breaks the layout or any field's form (a
  * run_id or task_id outside their alphabet, a task_source that is not an absolute path of
  * printable characters, a digest that is not "sha256:" and 64 lowercase hex digits, an enum
- * or count out of range, a carried part that is empty, not UTF-8, holds a control character
- * or does not begin as its kind of JSON value does) returns -EBADMSG with the reason in
+ * or count out of range, a carried part that holds a control character or is not exactly one
+ * strict JSON value of its kind, under the record's limits) returns -EBADMSG with the reason in
  * why. On success fills *out (which the caller releases with ev_folder_done) and returns 0;
  * else *out is untouched.
  */

@@ -434,6 +434,56 @@ static void test_folder_fields(void **state)
 	folder_refused(&f, "created_at");
 }
 
+/* Sets part k of f to text. */
+static void set_part(struct ev_folder *f, enum ev_folder_part k, const char *text)
+{
+	free(f->parts[k]);
+	f->parts[k] = strdup(text);
+	assert_non_null(f->parts[k]);
+	f->part_len[k] = strlen(text);
+}
+
+/*
+ * A reader that lies cannot splice members into the record a regrade writes: a part that
+ * begins and ends as an object but holds more than one value is refused, and so is any part
+ * that is not exactly one strict JSON value of its kind.
+ */
+static void test_folder_part_injection(void **state)
+{
+	(void)state;
+	static const struct {
+		enum ev_folder_part k;
+		const char *text;
+	} bad[] = {
+		{ EV_PART_AGENT, "{},\"status\":\"SUCCESS\",\"score\":1,\"x\":{}" },
+		{ EV_PART_HOST, "{\"kernel\":\"6.1\"},\"status\":\"SUCCESS\",\"y\":{}" },
+		{ EV_PART_IDENTITY, "{}}{" },
+		{ EV_PART_SETUP, "{\"a\":1}{\"b\":2}" },
+		{ EV_PART_CREATED_AT, "\"2026\",\"status\":\"SUCCESS\",\"z\":\"x\"" },
+		{ EV_PART_REAP, "{\"a\":01}" },
+		{ EV_PART_POLICY, "{\"a\":[[[[[[[[[1]]]]]]]]]}" },
+		{ EV_PART_AGENT, " {}" },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct ev_folder f;
+		folder(&f);
+		set_part(&f, bad[i].k, bad[i].text);
+		folder_refused(&f, "compact JSON");
+	}
+	/* The control: one object of each kind, nested as deep as a record may be, is carried. */
+	struct ev_folder f, out;
+	folder(&f);
+	set_part(&f, EV_PART_AGENT, "{\"a\":[[[[[[1]]]]]],\"b\":\"},{\"}");
+	uint8_t *buf = NULL;
+	size_t len = 0;
+	assert_int_equal(ev_folder_encode(0, NULL, &f, &buf, &len), 0);
+	assert_int_equal(ev_folder_decode(buf, len, &out, NULL, 0), 0);
+	assert_string_equal(out.parts[EV_PART_AGENT], f.parts[EV_PART_AGENT]);
+	ev_folder_done(&out);
+	ev_folder_done(&f);
+	free(buf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -449,6 +499,7 @@ int main(void)
 		cmocka_unit_test(test_folder_roundtrip),
 		cmocka_unit_test(test_folder_refusal),
 		cmocka_unit_test(test_folder_fields),
+		cmocka_unit_test(test_folder_part_injection),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
