@@ -89,6 +89,16 @@ static const char *const allow_plain[] = {
 /* What a sanitizer's runtime calls by itself; allowed only for sanitized test builds. */
 static const char *const allow_sanitizer[] = { "sigaltstack" };
 
+/*
+ * One argument comparison, every field spelled out (libseccomp's SCMP_A* macros leave
+ * datum_b to an implicit zero, which clang's -Wmissing-field-initializers refuses).
+ */
+static struct scmp_arg_cmp arg_cmp(unsigned arg, enum scmp_compare op, scmp_datum_t a,
+				   scmp_datum_t b)
+{
+	return (struct scmp_arg_cmp){ .arg = arg, .op = op, .datum_a = a, .datum_b = b };
+}
+
 /* Builds the filter. Returns 0 and the context, or -ENOMEM / -EIO. */
 static int build_ctx(bool sanitizer_runtime, scmp_filter_ctx *out)
 {
@@ -120,24 +130,27 @@ static int build_ctx(bool sanitizer_runtime, scmp_filter_ctx *out)
 	const uint32_t deny_errno = SCMP_ACT_ERRNO(EACCES);
 	int r = 0;
 	r |= seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socket), 1,
-			      SCMP_A0(SCMP_CMP_EQ, AF_INET));
+			      arg_cmp(0, SCMP_CMP_EQ, AF_INET, 0));
 	r |= seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socket), 1,
-			      SCMP_A0(SCMP_CMP_EQ, AF_INET6));
-	r |= seccomp_rule_add(ctx, deny_errno, SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_LE, AF_UNIX));
+			      arg_cmp(0, SCMP_CMP_EQ, AF_INET6, 0));
+	r |= seccomp_rule_add(ctx, deny_errno, SCMP_SYS(socket), 1,
+			      arg_cmp(0, SCMP_CMP_LE, AF_UNIX, 0));
 	for (uint64_t d = AF_INET + 1; d < AF_INET6; d++)
-		r |= seccomp_rule_add(ctx, deny_errno, SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_EQ, d));
-	r |= seccomp_rule_add(ctx, deny_errno, SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_GT, AF_INET6));
+		r |= seccomp_rule_add(ctx, deny_errno, SCMP_SYS(socket), 1,
+				      arg_cmp(0, SCMP_CMP_EQ, d, 0));
+	r |= seccomp_rule_add(ctx, deny_errno, SCMP_SYS(socket), 1,
+			      arg_cmp(0, SCMP_CMP_GT, AF_INET6, 0));
 	/* The resolver asks how many bytes a DNS answer has. */
 	r |= seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1,
-			      SCMP_A1(SCMP_CMP_EQ, FIONREAD));
+			      arg_cmp(1, SCMP_CMP_EQ, FIONREAD, 0));
 	/* Read-only opens; Landlock narrows them to the resolver's files. */
 	r |= seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(openat), 1,
-			      SCMP_A2(SCMP_CMP_MASKED_EQ, OPEN_WRITE_FLAGS, 0));
+			      arg_cmp(2, SCMP_CMP_MASKED_EQ, OPEN_WRITE_FLAGS, 0));
 	/* No new executable memory: nothing is loaded after the warm-up. */
 	r |= seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(mmap), 1,
-			      SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0));
+			      arg_cmp(2, SCMP_CMP_MASKED_EQ, PROT_EXEC, 0));
 	r |= seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(mprotect), 1,
-			      SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0));
+			      arg_cmp(2, SCMP_CMP_MASKED_EQ, PROT_EXEC, 0));
 	if (r != 0)
 		return -EIO;
 	*out = TAKE_PTR(ctx);
