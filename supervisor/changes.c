@@ -407,16 +407,37 @@ static bool meta_num(const cJSON *m, const char *k, double *out)
 	return true;
 }
 
-/* Removes dfd/name and everything below it, never following a symlink or leaving the fs. */
-static int remove_tree(int dfd, const char *name, unsigned depth)
+/*
+ * Removing a tree the sandbox wrote, however deep: the walk goes at most RM_DEPTH_MAX folders
+ * down (one descriptor each), and a folder deeper than that is first renamed to the top of
+ * the tree being removed, where a later pass takes it. Every pass removes or lifts what it
+ * reaches, so the passes end.
+ */
+#define RM_DEPTH_MAX 48u
+
+struct rm_walk {
+	int top;         /* the folder being emptied (borrowed) */
+	unsigned lifted; /* folders renamed to the top, in all passes */
+};
+
+/* Removes dfd/name below w->top, lifting a folder at RM_DEPTH_MAX. 0 or -errno. */
+static int rm_entry(struct rm_walk *w, int dfd, const char *name, unsigned depth)
 {
-	if (depth > SUP_CHG_MAX_DEPTH + 8)
-		return -ELOOP;
 	struct stat st;
 	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return errno == ENOENT ? 0 : -errno;
 	if (!S_ISDIR(st.st_mode))
 		return unlinkat(dfd, name, 0) < 0 ? -errno : 0;
+	if (depth >= RM_DEPTH_MAX) {
+		for (;;) {
+			char lifted[32];
+			(void)snprintf(lifted, sizeof(lifted), ".warden-rm-%u", w->lifted++);
+			if (renameat2(dfd, name, w->top, lifted, RENAME_NOREPLACE) == 0)
+				return 0;
+			if (errno != EEXIST)
+				return -errno;
+		}
+	}
 	if (fchmodat(dfd, name, 0700, 0) < 0) /* a folder the sandbox made unreadable */
 		log_debug("chmod '%s' before removing it: %m", name);
 	int fd = io_openat2(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW,
@@ -430,15 +451,60 @@ static int remove_tree(int dfd, const char *name, unsigned depth)
 	}
 	int r = 0;
 	struct dirent *de;
-	while (r >= 0 && (de = readdir(d))) {
+	while (r >= 0 && (errno = 0, de = readdir(d))) {
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
-		r = remove_tree(dirfd(d), de->d_name, depth + 1);
+		r = rm_entry(w, dirfd(d), de->d_name, depth + 1);
 	}
+	if (r >= 0 && errno)
+		r = -errno;
 	(void)closedir(d);
-	if (r >= 0 && unlinkat(dfd, name, AT_REMOVEDIR) < 0)
+	/* A lifted folder left this one: it may be empty now, or a later pass comes back. */
+	if (r >= 0 && unlinkat(dfd, name, AT_REMOVEDIR) < 0 && errno != ENOTEMPTY)
 		r = -errno;
 	return r;
+}
+
+/* Removes dfd/name and everything below it, never following a symlink or leaving the fs. */
+static int remove_tree(int dfd, const char *name)
+{
+	struct stat st;
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (!S_ISDIR(st.st_mode))
+		return unlinkat(dfd, name, 0) < 0 ? -errno : 0;
+	if (fchmodat(dfd, name, 0700, 0) < 0)
+		log_debug("chmod '%s' before removing it: %m", name);
+	_cleanup_close_ int top = io_openat2(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW,
+					     RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
+						     RESOLVE_NO_XDEV);
+	if (top < 0)
+		return top;
+	struct rm_walk w = { .top = top };
+	for (;;) {
+		unsigned before = w.lifted;
+		DIR *d = fdopendir(fcntl(top, F_DUPFD_CLOEXEC, 3));
+		if (!d)
+			return -errno;
+		rewinddir(d);
+		int r = 0;
+		bool any = false;
+		struct dirent *de;
+		while (r >= 0 && (errno = 0, de = readdir(d))) {
+			if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+				continue;
+			any = true;
+			r = rm_entry(&w, top, de->d_name, 1);
+		}
+		if (r >= 0 && errno)
+			r = -errno;
+		(void)closedir(d);
+		if (r < 0)
+			return r;
+		if (!any || w.lifted == before)
+			break; /* this pass lifted nothing: what it reached is gone */
+	}
+	return unlinkat(dfd, name, AT_REMOVEDIR) < 0 ? -errno : 0;
 }
 
 /*
@@ -544,8 +610,21 @@ static void print_pending(const char *id, const struct sup_chg_report *rep)
 	}
 }
 
+static int finish_layer(struct sup_changeset *cs, bool privileged, int ws_fd, bool apply,
+			const struct pol_policy *pol, struct sup_chg_report *rep, bool *out_kept);
+
 int sup_changeset_finish(struct sup_changeset *cs, bool privileged, int ws_fd, bool apply,
 			 const struct pol_policy *pol, struct sup_chg_report *rep, bool *out_kept)
+{
+	int r = finish_layer(cs, privileged, ws_fd, apply, pol, rep, out_kept);
+	/* A changeset that could not be finished stays pending: durable like a kept one. */
+	if (r < 0 && syncfs(cs->layer_fd) < 0)
+		log_debug("sync the layer of changeset %s: %m", cs->id);
+	return r;
+}
+
+static int finish_layer(struct sup_changeset *cs, bool privileged, int ws_fd, bool apply,
+			const struct pol_policy *pol, struct sup_chg_report *rep, bool *out_kept)
 {
 	_cleanup_close_ int upper = openat(cs->layer_fd, "upper", O_RDONLY | O_DIRECTORY |
 								  O_NOFOLLOW | O_CLOEXEC);
@@ -573,8 +652,8 @@ int sup_changeset_finish(struct sup_changeset *cs, bool privileged, int ws_fd, b
 		return r;
 	/* The work folder is overlayfs's scratch space, lower/ a copy of the workspace (when it
 	 * could not be idmapped): nothing in either is a change. */
-	(void)remove_tree(cs->layer_fd, "work", 0);
-	(void)remove_tree(cs->dir_fd, "lower", 0);
+	(void)remove_tree(cs->layer_fd, "work");
+	(void)remove_tree(cs->dir_fd, "lower");
 	/* An empty changeset (the run made no change, or never started) is never kept. */
 	bool left = rep->n_held || rep->n_refused || (!apply && rep->n);
 	if (left) {
@@ -597,7 +676,7 @@ int sup_changeset_finish(struct sup_changeset *cs, bool privileged, int ws_fd, b
 		_cleanup_close_ int root = -1;
 		r = state_root(privileged, false, &root, root_path, sizeof(root_path));
 		if (r >= 0)
-			r = remove_tree(root, cs->id, 0);
+			r = remove_tree(root, cs->id);
 		if (r < 0)
 			return r;
 	}
@@ -624,7 +703,7 @@ static void sweep_scratch(int root)
 								 O_NOFOLLOW | O_CLOEXEC);
 		if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) < 0)
 			continue; /* a live run's */
-		int r = remove_tree(root, de->d_name, 0);
+		int r = remove_tree(root, de->d_name);
 		if (r < 0)
 			log_debug("remove stale scratch layer %s: %s", de->d_name, strerror(-r));
 	}
@@ -665,7 +744,7 @@ int sup_changeset_create_scratch(bool privileged, uint32_t upper_uid, uint32_t u
 		r = make_layer(&cs, privileged, root_path);
 	if (r < 0) {
 		if (cs.dir_fd >= 0)
-			(void)remove_tree(root, cs.id, 0);
+			(void)remove_tree(root, cs.id);
 		sup_changeset_done(&cs);
 		return fail_set(f, r, "create a scratch layer in %s", root_path);
 	}
@@ -679,7 +758,7 @@ int sup_changeset_discard(struct sup_changeset *cs, bool privileged)
 	_cleanup_close_ int root = -1;
 	int r = state_root(privileged, false, &root, root_path, sizeof(root_path));
 	if (r >= 0)
-		r = remove_tree(root, cs->id, 0);
+		r = remove_tree(root, cs->id);
 	return r;
 }
 
@@ -907,7 +986,7 @@ static int walk_changeset(const char *id, bool apply, char *const *include, size
 		if (rep->n_held || rep->n_refused)
 			r = update_meta(l.dir_fd, l.meta, rep, NULL);
 		else
-			r = remove_tree(root, l.id, 0);
+			r = remove_tree(root, l.id);
 	}
 	loaded_done(&l);
 	if (r < 0) {
@@ -1152,7 +1231,7 @@ int sup_cmd_discard(int argc, char **argv)
 	}
 	if (r >= 0)
 		loaded_done(&l);
-	r = remove_tree(root, id, 0);
+	r = remove_tree(root, id);
 	if (r < 0) {
 		log_errno(r, "remove changeset '%s'", id);
 		return 4;

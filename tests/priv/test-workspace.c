@@ -774,6 +774,23 @@ static void test_symlinks(void **state)
 	warden_cmd(w, "apply", TH_CMD(w->id), 2);
 }
 
+/*
+ * A tree deeper than any walk's limit (300 folders): held, kept, and still removed whole by
+ * discard, with nothing left in the state directory.
+ */
+static void test_deep_tree_discarded(void **state)
+{
+	struct ws_fx *w = *state;
+	run_sh(w, "p=$(printf 'a/%.0s' $(seq 300)) && mkdir -p \"$p\" && echo x > \"${p}f\"", 0);
+	assert_int_equal(changes_for_ws(w), 1);
+	warden_cmd(w, "discard", TH_CMD(w->id), 0);
+	assert_int_equal(changes_for_ws(w), 0);
+	char dir[PATH_MAX];
+	th_pathf(dir, STATE_DIR "/%s", w->id);
+	if (access(dir, F_OK) == 0)
+		fail_msg("%s is still there after discard", dir);
+}
+
 static void test_fifo_and_setuid(void **state)
 {
 	struct ws_fx *w = *state;
@@ -872,6 +889,7 @@ int main(void)
 		T(test_git_in_empty_workspace),
 		T(test_git_in_host_repo),
 		T(test_symlinks),
+		T(test_deep_tree_discarded),
 		T(test_fifo_and_setuid),
 		T(test_diff_text_hunk),
 		U(diff_text_hunk),
