@@ -24,7 +24,7 @@ struct sbx_host_facts {
 	/* cgroups */
 	int cgroup_version;       /* 2, 1, or 0 when none is mounted */
 	int cgroup_create;        /* 0 when a sandbox cgroup with limits could be made and removed */
-	char cgroup_step[96];     /* what failed */
+	char cgroup_step[512];    /* what failed (systemd's own error text included) */
 
 	/* kernel interfaces */
 	int seccomp_filter;       /* 0 supported */
