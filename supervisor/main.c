@@ -227,7 +227,10 @@ static int policy_print_error(const char *path, int r, const struct pol_diag *di
 			      diag->message);
 		return EXIT_BAD_INPUT;
 	}
-	log_errno(r, "read policy '%s'", path ? path : "default");
+	if (diag->message[0])
+		log_error("%s", diag->message);
+	else
+		log_errno(r, "read policy '%s'", path ? path : "default");
 	return r == -E2BIG || r == -ENOENT ? EXIT_BAD_INPUT : 1;
 }
 

@@ -174,10 +174,8 @@ int sup_load_policy(const char *path, struct pol_policy **out, char **out_text,
 	size_t len = 0;
 	char file[PATH_MAX];
 	int r = sup_policy_resolve(path, file, sizeof(file), diag->message, sizeof(diag->message));
-	if (r < 0) {
-		log_error("%s", diag->message);
-		return r;
-	}
+	if (r < 0)
+		return r; /* the caller reports diag->message */
 	if (strcmp(file, "default") == 0) {
 		const char *def = pol_default_yaml(&len);
 		text = malloc(len + 1);

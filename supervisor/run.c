@@ -1017,12 +1017,19 @@ static int load_policy(struct run_state *st, struct sup_run_result *res, struct 
 		if (r == -EINVAL)
 			return fail_refuse(f, r, "%s:%u:%u: %s", diag.file, diag.line, diag.column,
 					   diag.message);
+		if (r < 0 && diag.message[0])
+			return fail_refuse(f, r, "%s", diag.message);
 		if (r < 0)
-			return fail_set(f, r, "load policy %s", opts->policy_path);
+			return fail_set(f, r, "load policy %s",
+					opts->policy_path ? opts->policy_path : "(WARDEN_POLICY)");
 	}
+	/* The record names the file that was read: a NAME or WARDEN_POLICY resolved. */
+	char file[PATH_MAX] = "<default>", why_not[256];
+	if (!opts->policy && sup_policy_resolve(opts->policy_path, file, sizeof(file), why_not,
+						sizeof(why_not)) == 0 && !strcmp(file, "default"))
+		(void)snprintf(file, sizeof(file), "<default>");
 	(void)snprintf(res->policy_source, sizeof(res->policy_source), "%s",
-		       opts->policy ? (opts->policy_label ? opts->policy_label : "<task>")
-		       : opts->policy_path ? opts->policy_path : "<default>");
+		       opts->policy ? (opts->policy_label ? opts->policy_label : "<task>") : file);
 	/* The digest names the effective policy (after extends), in its normal form. */
 	_cleanup_free_ char *normal = NULL;
 	r = pol_to_json(st->pol, &normal);

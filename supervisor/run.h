@@ -4,6 +4,7 @@
  */
 #pragma once
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <time.h>
@@ -132,7 +133,7 @@ struct sup_run_result {
 	int violation_type;
 	char violation_reason[160];
 
-	char policy_source[256];
+	char policy_source[PATH_MAX];
 	char policy_digest[72];        /* "sha256:" + 64 hex */
 	uint32_t unsafe;               /* the policy's opted-in weakenings */
 	const char *weakenings[16];    /* weakenings in effect (static names), NULL-terminated */
