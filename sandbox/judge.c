@@ -43,7 +43,8 @@ DEFINE_CLEANUP(scmp_filter_ctx, seccomp_release)
 
 /*
  * What the judge needs, and nothing else: read() on the fds it was handed, write() on its
- * answer fd (checked below), and what malloc needs for memory. fstat() takes only an fd.
+ * answer fd (checked below), and what malloc needs for memory. Not fstat: glibc makes it
+ * newfstatat, which names a path; the judge sizes what it reads by reading it.
  *
  * Knowingly excluded: open, openat, openat2 and every other call that names a path (the
  * judge reads only what the parent opened), socket and every network call, fork, clone and
@@ -51,7 +52,7 @@ DEFINE_CLEANUP(scmp_filter_ctx, seccomp_release)
  * executable), madvise, prctl, and everything else: the filter's default kills the process.
  */
 static const char *const judge_allow[] = {
-	"read", "fstat", "munmap", "mremap", "brk", "exit", "exit_group",
+	"read", "munmap", "mremap", "brk", "exit", "exit_group",
 };
 
 /* What the AddressSanitizer runtime calls in malloc, free and _exit; never in a normal build. */
@@ -210,6 +211,10 @@ int sbx_judge_confine(const struct sbx_judge_spec *spec, const struct sbx_seccom
 	r = lower_limit(RLIMIT_CPU, SBX_JUDGE_CPU_SECONDS, SBX_JUDGE_CPU_SECONDS + 1);
 	if (r >= 0)
 		r = lower_limit(RLIMIT_CORE, 0, 0);
+	/* Memory: a hostile file cannot make the judge's tree outgrow this (the sanitizer's
+	 * shadow mappings count as data: its builds go without). */
+	if (r >= 0 && !JUDGE_SANITIZER)
+		r = lower_limit(RLIMIT_DATA, SBX_JUDGE_DATA_BYTES, SBX_JUDGE_DATA_BYTES);
 	if (r >= 0)
 		r = lower_limit(RLIMIT_NOFILE, (rlim_t)keep[n - 1] + 1, (rlim_t)keep[n - 1] + 1);
 	if (r < 0)

@@ -8,7 +8,7 @@
  * parent) and one fd to answer on, and then, before it looks at any input, it
  * sbx_judge_confine()s itself: every other fd closed, resource limits, no capabilities in any
  * set as an unprivileged id, no_new_privs, not dumpable, and a seccomp filter that kills the
- * process (SIGSYS) on any syscall but read(), write() to its answer fd, fstat(), memory
+ * process (SIGSYS) on any syscall but read(), write() to its answer fd, memory
  * management and exit.
  */
 #pragma once
@@ -21,6 +21,7 @@
 
 /* Limits the confined child runs under. */
 #define SBX_JUDGE_CPU_SECONDS 120u   /* CPU time, for everything the child judges */
+#define SBX_JUDGE_DATA_BYTES (1ull << 30) /* RLIMIT_DATA: heap and private mappings */
 #define SBX_JUDGE_MAX_FDS 128u       /* fds it may be handed, its answer fd included */
 
 struct sbx_judge_spec {
@@ -39,7 +40,7 @@ struct sbx_judge_spec {
 
 /*
  * Compiles the filter for a child answering on out_fd into *out (caller-owned; release with
- * sbx_seccomp_prog_done). Allowed: read, fstat, write with fd == out_fd, mmap without
+ * sbx_seccomp_prog_done). Allowed: read, write with fd == out_fd, mmap without
  * PROT_EXEC, munmap, mremap, brk, exit and exit_group; anything else, and any other
  * architecture, kills the process. A build with AddressSanitizer (a test build) also admits
  * the calls its runtime makes in malloc and at exit (madvise, mprotect without PROT_EXEC,
@@ -50,7 +51,8 @@ int sbx_judge_filter_build(int out_fd, struct sbx_seccomp_prog *out);
 
 /*
  * In the forked child, before it reads any input, in this order: closes every fd but
- * spec->read_fds and spec->out_fd; lowers RLIMIT_CPU to SBX_JUDGE_CPU_SECONDS, RLIMIT_CORE to
+ * spec->read_fds and spec->out_fd; lowers RLIMIT_CPU to SBX_JUDGE_CPU_SECONDS, RLIMIT_DATA to
+ * SBX_JUDGE_DATA_BYTES (not under a sanitizer), RLIMIT_CORE to
  * 0 and RLIMIT_NOFILE to what it holds; drops privilege as spec says (sbx_become_owner with
  * no capability kept, or the unprivileged equivalent) and checks that every capability set
  * it could empty reads back empty; sets no_new_privs, PR_SET_DUMPABLE 0 and a parent-death
