@@ -2,19 +2,24 @@
 /*
  * confined: the children that read what a sandbox wrote (see confined.h).
  *
- * The parent's side is dull on purpose: open files, fork, read a bounded answer, reap, and
- * hand the bytes to a strict decoder (eval/verdict.c). Everything that interprets hostile
- * bytes runs in the child, after sbx_judge_confine().
+ * The parent's side is dull on purpose: open files, fork, read a bounded answer before a
+ * deadline, reap, and hand the bytes to a strict decoder (eval/verdict.c). Everything that
+ * interprets hostile bytes runs in the child, after sbx_judge_confine().
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -28,6 +33,7 @@
 #include "judge.h"
 #include "rundir.h"
 #include "sha256.h"
+#include "supervisor.h"
 #include "wire.h"
 
 DEFINE_CLEANUP(struct pol_evrec *, pol_evrec_free)
@@ -58,15 +64,42 @@ static void child_kill(pid_t *pid)
 	*pid = 0;
 }
 
-/* Reaps pid into *status. Returns 0 or -errno. */
-static int child_reap(pid_t *pid, int *status)
+/* Reaps pid into *status and the CPU time it used into *cpu_ms. Returns 0 or -errno. */
+static int child_reap(pid_t *pid, int *status, uint64_t *cpu_ms)
 {
-	while (waitpid(*pid, status, 0) < 0) {
+	struct rusage ru;
+	memset(&ru, 0, sizeof(ru));
+	while (wait4(*pid, status, 0, &ru) < 0) {
 		if (errno != EINTR)
 			return -errno;
 	}
 	*pid = 0;
+	*cpu_ms = (uint64_t)ru.ru_utime.tv_sec * 1000u + (uint64_t)ru.ru_utime.tv_usec / 1000u +
+		  (uint64_t)ru.ru_stime.tv_sec * 1000u + (uint64_t)ru.ru_stime.tv_usec / 1000u;
 	return 0;
+}
+
+/* True when the child pid is stopped (SIGSTOP and the like) now; it is not reaped. */
+static bool child_stopped(pid_t pid)
+{
+	siginfo_t si;
+	memset(&si, 0, sizeof(si));
+	if (waitid(P_PID, (id_t)pid, &si, WSTOPPED | WNOHANG | WNOWAIT) < 0)
+		return false;
+	return si.si_pid == pid && si.si_code == CLD_STOPPED;
+}
+
+/*
+ * The CPU time the kernel lets a child use (sbx_judge_confine lowers RLIMIT_CPU to
+ * SBX_JUDGE_CPU_SECONDS, or to the hard limit it inherits when that is lower), in ms.
+ */
+static uint64_t child_cpu_limit_ms(void)
+{
+	struct rlimit rl;
+	uint64_t s = SBX_JUDGE_CPU_SECONDS;
+	if (getrlimit(RLIMIT_CPU, &rl) == 0 && rl.rlim_max != RLIM_INFINITY && rl.rlim_max < s)
+		s = rl.rlim_max;
+	return s * 1000u;
 }
 
 __attribute__((format(printf, 4, 5))) static int fail(int r, char *why, size_t why_len,
@@ -117,17 +150,97 @@ static _Noreturn void child_main(const struct ev_confined *c, const struct sbx_s
 	_exit(fn(arg, out_fd) < 0 ? 1 : 0);
 }
 
+/* Why the parent stopped waiting for a child. */
+enum wait_end {
+	WAIT_DONE,      /* it exited and its answer ended */
+	WAIT_DEADLINE,  /* the deadline passed first */
+	WAIT_STOP,      /* a stop signal is pending */
+	WAIT_OVERSIZE,  /* it wrote more than max bytes */
+};
+
+/*
+ * Reads the child's answer from rd (non-blocking) into buf (max + 1 bytes) until the pipe ends
+ * and the child has exited (pidfd readable), a stop signal is pending (sfd readable), or the
+ * monotonic clock reaches deadline_ms. Returns 0 with *end and *out_len, or -errno of poll
+ * or read.
+ */
+static int await_child(int rd, int pidfd, int sfd, uint8_t *buf, size_t max,
+		       uint64_t deadline_ms, size_t *out_len, enum wait_end *end)
+{
+	size_t got = 0;
+	bool eof = false, exited = false;
+	*end = WAIT_DONE;
+	while (!eof || !exited) {
+		uint64_t now = sup_mono_ms();
+		if (now >= deadline_ms) {
+			*end = WAIT_DEADLINE;
+			break;
+		}
+		uint64_t left = deadline_ms - now;
+		struct pollfd pfd[3] = {
+			{ .fd = eof ? -1 : rd, .events = POLLIN },
+			{ .fd = exited ? -1 : pidfd, .events = POLLIN },
+			{ .fd = sfd, .events = POLLIN },
+		};
+		if (poll(pfd, ELEMENTSOF(pfd), left > INT_MAX ? INT_MAX : (int)left) < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (pfd[2].revents) {
+			*end = WAIT_STOP;
+			break;
+		}
+		if (pfd[0].revents) {
+			ssize_t n = read(rd, buf + got, max + 1 - got);
+			if (n < 0 && errno != EINTR && errno != EAGAIN)
+				return -errno;
+			if (n == 0)
+				eof = true;
+			if (n > 0)
+				got += (size_t)n;
+			if (got > max) {
+				*end = WAIT_OVERSIZE;
+				break;
+			}
+		}
+		if (pfd[1].revents)
+			exited = true;
+	}
+	*out_len = got;
+	return 0;
+}
+
 int ev_confined_run(const struct ev_confined *c, const char *what, int (*fn)(void *arg, int out_fd),
 		    void *arg, struct ev_confined_out *out, char *why, size_t why_len)
 {
 	if (!c || !fn || !out || (c->ids.privileged && (c->ids.uid == 0 || c->ids.gid == 0)) ||
 	    c->max_out == 0 || c->max_out > EV_FOLDER_MAX_ANSWER)
 		return fail(-EINVAL, why, why_len, "%s: invalid arguments", what);
+	uint64_t deadline = c->deadline_ms ? c->deadline_ms : EV_CONFINED_DEADLINE_MS;
 	int p[2];
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return fail(-errno, why, why_len, "%s: pipe: %s", what, strerror(errno));
 	_cleanup_close_ int rd = p[0];
 	_cleanup_close_ int wr = p[1];
+	/* Non-blocking on the parent's side only: the two ends are separate open files. */
+	if (fcntl(rd, F_SETFL, O_NONBLOCK) < 0)
+		return fail(-errno, why, why_len, "%s: pipe: %s", what, strerror(errno));
+
+	/*
+	 * The stop signals the caller holds blocked (ev_stop_block): one that becomes pending
+	 * while the child runs ends the wait, and stays pending for ev_stop_check().
+	 */
+	sigset_t stop, held;
+	ev_stop_signals(&stop);
+	if (sigprocmask(SIG_BLOCK, NULL, &held) < 0)
+		return fail(-errno, why, why_len, "%s: the signal mask: %s", what, strerror(errno));
+	for (int s = 1; s < NSIG; s++)
+		if (sigismember(&stop, s) == 1 && sigismember(&held, s) != 1)
+			(void)sigdelset(&stop, s);
+	_cleanup_close_ int sfd = signalfd(-1, &stop, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (sfd < 0)
+		return fail(-errno, why, why_len, "%s: signalfd: %s", what, strerror(errno));
 
 	/* Compiled here, so that the child only installs it. */
 	struct sbx_seccomp_prog prog = { 0 };
@@ -141,6 +254,7 @@ int ev_confined_run(const struct ev_confined *c, const char *what, int (*fn)(voi
 		return fail(-ENOMEM, why, why_len, "%s: out of memory", what);
 	}
 
+	uint64_t t0 = sup_mono_ms();
 	pid_t pid = fork();
 	if (pid < 0) {
 		r = -errno;
@@ -154,140 +268,212 @@ int ev_confined_run(const struct ev_confined *c, const char *what, int (*fn)(voi
 	sbx_seccomp_prog_done(&prog);
 	_cleanup_(child_kill) pid_t child = pid;
 	(void)close(TAKE_FD(wr));
+	/* Our own unreaped child: its pid cannot have been reused. */
+	_cleanup_close_ int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (pidfd < 0)
+		return fail(-errno, why, why_len, "%s: pidfd_open: %s", what, strerror(errno));
 	if (c->on_spawn)
 		c->on_spawn(c->on_spawn_ctx, pid);
 
-	/* io_read_fd keeps at most max_out + 1 bytes and says -EFBIG when there is more. */
-	int n = io_read_fd(rd, (char *)buf, c->max_out + 2 <= (size_t)INT32_MAX ? c->max_out + 2 : 0);
-	if (n == -EFBIG || (n >= 0 && (size_t)n > c->max_out))
-		return fail(-EMSGSIZE, why, why_len, "%s answered more than %zu bytes: killed", what,
-			    c->max_out);
-	if (n < 0)
-		return fail(n, why, why_len, "%s: reading its answer: %s", what, strerror(-n));
+	size_t n = 0;
+	enum wait_end end = WAIT_DONE;
+	r = await_child(rd, pidfd, sfd, buf, c->max_out, t0 + deadline, &n, &end);
+	if (r < 0)
+		return fail(r, why, why_len, "%s: reading its answer: %s", what, strerror(-r));
+	bool stopped = end == WAIT_DEADLINE && child_stopped(pid);
+	if (end != WAIT_DONE)
+		(void)kill(pid, SIGKILL);
 	int status = 0;
-	r = child_reap(&child, &status);
+	uint64_t cpu_ms = 0;
+	r = child_reap(&child, &status, &cpu_ms);
 	if (r < 0)
 		return fail(r, why, why_len, "%s: waitpid: %s", what, strerror(-r));
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-		char end[128];
-		describe_end(status, end, sizeof(end));
-		return fail(-ECHILD, why, why_len, "%s %s", what, end);
+	uint64_t took = sup_mono_ms() - t0;
+
+	switch (end) {
+	case WAIT_STOP:
+		return fail(-EINTR, why, why_len, "%s: interrupted by a stop signal: killed", what);
+	case WAIT_OVERSIZE:
+		return fail(-EMSGSIZE, why, why_len, "%s answered more than %zu bytes: killed", what,
+			    c->max_out);
+	case WAIT_DEADLINE:
+		/*
+		 * Busy on its input, or held up (stopped, or given too little of a CPU to have
+		 * worked through its input): only the first is the input's doing.
+		 */
+		if (stopped || cpu_ms * 4 < took)
+			return fail(-ETIME, why, why_len, "%s was held up past its deadline of %"
+				    PRIu64 " ms (%s, %" PRIu64 " ms of CPU time): killed", what,
+				    deadline, stopped ? "stopped" : "not stopped", cpu_ms);
+		return fail(-ETIMEDOUT, why, why_len, "%s ran past its deadline of %" PRIu64
+			    " ms (%" PRIu64 " ms of CPU time): killed", what, deadline, cpu_ms);
+	case WAIT_DONE:
+		break;
 	}
-	out->len = (size_t)n;
+	/* The kernel's CPU limit: SIGXCPU at the soft limit, SIGKILL at the hard one. */
+	uint64_t limit = child_cpu_limit_ms();
+	if (WIFSIGNALED(status) && (WTERMSIG(status) == SIGXCPU || WTERMSIG(status) == SIGKILL) &&
+	    cpu_ms * 10 >= limit * 9)
+		return fail(-ETIMEDOUT, why, why_len, "%s used up its %" PRIu64 " s of CPU time: "
+			    "killed", what, limit / 1000u);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		char ended[128];
+		describe_end(status, ended, sizeof(ended));
+		return fail(-ECHILD, why, why_len, "%s %s", what, ended);
+	}
+	out->len = n;
 	out->buf = n ? TAKE_PTR(buf) : NULL;
 	return 0;
 }
 
-/* ---- the static criteria judge ---- */
+/* ---- the criteria judges ---- */
 
-struct judge {
-	const struct pol_task *task;
-	const size_t *idx;                  /* the static criteria's indexes */
-	const struct sup_crit_input *in;    /* what the parent found for each */
-	size_t n;
+/* One criterion, judged in one confined child. */
+struct judge_one {
+	const struct pol_task_criterion *c;
+	size_t index;                       /* its place in the task */
+	const struct sup_crit_input *in;    /* a static criterion: what the parent found */
+	const struct sup_crit_outcome *o;   /* a command criterion: how its command ended */
 	struct wire_mac *mac;
 };
 
-/* In the confined child: one RESULT frame per static criterion, in order. */
+/* In the confined child: the verdict, as one RESULT frame. */
 static int judge_child(void *arg, int out_fd)
 {
-	const struct judge *j = arg;
+	const struct judge_one *j = arg;
+	struct sup_crit_result res;
+	if (j->in)
+		sup_crit_judge_static(j->c, j->in, &res);
+	else
+		sup_crit_judge_command(j->c, j->o, &res);
 	uint8_t frame[EV_VERDICT_FRAME_MAX];
-	for (size_t k = 0; k < j->n; k++) {
-		struct sup_crit_result res;
-		sup_crit_judge_static(&j->task->criteria[j->idx[k]], &j->in[k], &res);
-		int len = ev_verdict_seal(j->mac, k, j->idx[k], &res, frame, sizeof(frame));
-		if (len < 0)
-			return len;
-		int r = io_write_all(out_fd, frame, (size_t)len);
-		if (r < 0)
-			return r;
-	}
-	return 0;
+	int len = ev_verdict_seal(j->mac, 0, j->index, &res, frame, sizeof(frame));
+	if (len < 0)
+		return len;
+	return io_write_all(out_fd, frame, (size_t)len);
 }
 
-static void all_errors(const struct pol_task *task, const size_t *idx, size_t n,
-		       struct sup_crit_result *results, const char *why)
+/* details: "<label>: <what>" as one line of printable ASCII. */
+static void set_details(struct sup_crit_result *r, const char *label, const char *what)
 {
-	for (size_t k = 0; k < n; k++) {
-		struct sup_crit_result *r = &results[idx[k]];
-		memset(r, 0, sizeof(*r));
-		r->error = true;
-		(void)snprintf(r->details, sizeof(r->details), "'%s': not judged: %s",
-			       task->criteria[idx[k]].path ? task->criteria[idx[k]].path : "", why);
-		for (char *p = r->details; *p; p++)
-			if ((unsigned char)*p < 0x20 || (unsigned char)*p >= 0x7f)
-				*p = '?';
+	(void)snprintf(r->details, sizeof(r->details), "%s: %s", label, what);
+	for (char *p = r->details; *p; p++)
+		if ((unsigned char)*p < 0x20 || (unsigned char)*p >= 0x7f)
+			*p = '?';
+}
+
+static void not_judged(struct sup_crit_result *r, const char *label, const char *why)
+{
+	char what[sizeof(r->details)];
+	memset(r, 0, sizeof(*r));
+	r->error = true;
+	(void)snprintf(what, sizeof(what), "not judged: %s", why);
+	set_details(r, label, what);
+}
+
+/*
+ * Judges j in a confined child that keeps fd (or none, -1) and fills *res. agent_input: the
+ * child reads bytes the agent controls (a workspace file, a command's stdout), so a child
+ * killed for the time it took (-ETIMEDOUT: its CPU limit, or its deadline while busy) was
+ * made slow by them, and the criterion scores 0; otherwise that, like a child that dies, lies
+ * or answers out of form, is an error of this criterion alone. Returns 0, or -EINTR when a
+ * stop signal ended the wait (*res then says so).
+ */
+static int judge_confined(const struct ev_confined_ids *ids, struct judge_one *j, int fd,
+			  bool agent_input, const char *label, struct sup_crit_result *res)
+{
+	char what[64], why[400] = "";
+	(void)snprintf(what, sizeof(what), "the judge of criteria[%zu]", j->index);
+
+	/* A key for this judge alone: its frame cannot pass for another's. */
+	uint8_t key[WIRE_KEY_LEN];
+	int r = io_fill_random(key, sizeof(key));
+	_cleanup_(wire_mac_freep) struct wire_mac *mac = r < 0 ? NULL : wire_mac_new(key);
+	explicit_bzero(key, sizeof(key));
+	if (!mac) {
+		(void)snprintf(why, sizeof(why), "%s has no key: %s", what,
+			       strerror(r < 0 ? -r : ENOMEM));
+		not_judged(res, label, why);
+		return 0;
 	}
+	j->mac = mac;
+	int fds[1] = { fd };
+	struct ev_confined c = {
+		.ids = *ids,
+		.read_fds = fds,
+		.n_read_fds = fd >= 0 ? 1 : 0,
+		.max_out = EV_VERDICT_FRAME_MAX,
+	};
+	struct ev_confined_out out = { 0 };
+	r = ev_confined_run(&c, what, judge_child, j, &out, why, sizeof(why));
+	j->mac = NULL;
+	if (r == -ETIMEDOUT && agent_input) {
+		char text[sizeof(res->details)];
+		(void)snprintf(text, sizeof(text), "scores 0: what it reads made judging it too "
+			       "slow (%s)", why);
+		memset(res, 0, sizeof(*res));
+		res->evaluated = true;
+		res->passed = j->c->pass_threshold_milli == 0;
+		set_details(res, label, text);
+		return 0;
+	}
+	if (r < 0) {
+		not_judged(res, label, why);
+		return r == -EINTR ? -EINTR : 0;
+	}
+	struct ev_verdict v;
+	char dwhy[300];
+	r = ev_verdict_open_all(mac, out.buf, out.len, &j->index, 1, &v, dwhy, sizeof(dwhy));
+	free(out.buf);
+	if (r < 0) {
+		(void)snprintf(why, sizeof(why), "%s broke its protocol: %s", what, dwhy);
+		not_judged(res, label, why);
+		return 0;
+	}
+	memset(res, 0, sizeof(*res));
+	res->evaluated = !v.error;
+	res->error = v.error;
+	res->score_milli = v.score_milli;
+	/* Whether it passed is the supervisor's reading of the score, never the child's. */
+	res->passed = !v.error && v.score_milli >= j->c->pass_threshold_milli;
+	memcpy(res->details, v.details, sizeof(res->details));
+	return 0;
 }
 
 void ev_judge_static(const struct ev_confined_ids *ids, const struct pol_task *task, int ws,
 		     struct sup_crit_result results[TASK_MAX_CRITERIA])
 {
-	size_t idx[TASK_MAX_CRITERIA], n = 0;
-	struct sup_crit_input in[TASK_MAX_CRITERIA];
-	int fds[TASK_MAX_CRITERIA];
-	size_t n_fds = 0;
-	char why[512] = "";
-
-	for (size_t i = 0; i < task->n_criteria && i < TASK_MAX_CRITERIA; i++)
-		if (task->criteria[i].check != POL_TASK_COMMAND)
-			idx[n++] = i;
-	if (n == 0)
-		return;
-	for (size_t k = 0; k < n; k++) {
-		sup_crit_input_init(&in[k]);
-		sup_crit_open(ws, &task->criteria[idx[k]], &in[k]);
-		if (in[k].fd >= 0)
-			fds[n_fds++] = in[k].fd;
+	bool stopped = false;
+	for (size_t i = 0; i < task->n_criteria && i < TASK_MAX_CRITERIA; i++) {
+		const struct pol_task_criterion *c = &task->criteria[i];
+		if (c->check == POL_TASK_COMMAND)
+			continue;
+		char label[sizeof(results[i].details)];
+		(void)snprintf(label, sizeof(label), "'%s'", c->path ? c->path : "");
+		if (stopped) {
+			not_judged(&results[i], label, "interrupted");
+			continue;
+		}
+		struct sup_crit_input in;
+		sup_crit_input_init(&in);
+		sup_crit_open(ws, c, &in);
+		struct judge_one j = { .c = c, .index = i, .in = &in };
+		/* Handed a file to read, it reads what the agent left there. */
+		stopped = judge_confined(ids, &j, in.fd, in.fd >= 0, label, &results[i]) == -EINTR;
+		sup_crit_input_done(&in);
 	}
+}
 
-	/* A key for this judge alone: its frames cannot pass for another's. */
-	uint8_t key[WIRE_KEY_LEN];
-	int r = io_fill_random(key, sizeof(key));
-	_cleanup_(wire_mac_freep) struct wire_mac *mac = r < 0 ? NULL : wire_mac_new(key);
-	explicit_bzero(key, sizeof(key));
-	struct ev_confined_out out = { 0 };
-	if (!mac) {
-		(void)snprintf(why, sizeof(why), "the criteria judge has no key: %s",
-			       strerror(r < 0 ? -r : ENOMEM));
-		r = -EIO;
-	} else {
-		struct judge j = { .task = task, .idx = idx, .in = in, .n = n, .mac = mac };
-		struct ev_confined c = {
-			.ids = *ids,
-			.read_fds = fds,
-			.n_read_fds = n_fds,
-			.max_out = n * EV_VERDICT_FRAME_MAX,
-		};
-		r = ev_confined_run(&c, "the criteria judge", judge_child, &j, &out, why,
-				    sizeof(why));
-	}
-	for (size_t k = 0; k < n; k++)
-		sup_crit_input_done(&in[k]);
-
-	struct ev_verdict v[TASK_MAX_CRITERIA];
-	char dwhy[400];
-	if (r >= 0 && ev_verdict_open_all(mac, out.buf, out.len, idx, n, v, dwhy, sizeof(dwhy)) < 0) {
-		(void)snprintf(why, sizeof(why), "the criteria judge broke its protocol: %s", dwhy);
-		r = -EBADMSG;
-	}
-	free(out.buf);
-	if (r < 0) {
-		all_errors(task, idx, n, results, why);
+void ev_judge_command(const struct ev_confined_ids *ids, const struct pol_task_criterion *c,
+		      size_t index, const struct sup_crit_outcome *o, struct sup_crit_result *res)
+{
+	/* Without a stdout check, nothing the command printed is looked at. */
+	if (!c || c->check != POL_TASK_COMMAND || c->command.stdout_kind == POL_TASK_STDOUT_ANY) {
+		sup_crit_judge_command(c, o, res);
 		return;
 	}
-	for (size_t k = 0; k < n; k++) {
-		const struct pol_task_criterion *c = &task->criteria[idx[k]];
-		struct sup_crit_result *res = &results[idx[k]];
-		memset(res, 0, sizeof(*res));
-		res->evaluated = !v[k].error;
-		res->error = v[k].error;
-		res->score_milli = v[k].score_milli;
-		/* Whether it passed is the supervisor's reading of the score, never the child's. */
-		res->passed = !v[k].error && v[k].score_milli >= c->pass_threshold_milli;
-		memcpy(res->details, v[k].details, sizeof(res->details));
-	}
+	struct judge_one j = { .c = c, .index = index, .o = o };
+	(void)judge_confined(ids, &j, -1, true, "the stdout check", res);
 }
 
 /* ---- `warden grade`'s run folder reader ---- */

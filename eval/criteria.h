@@ -9,7 +9,7 @@
  *    for the checks that read content, opens it for reading when it is a regular file of at
  *    most SUP_CRIT_MAX_FILE bytes (a FIFO or a device planted in the workspace is never
  *    opened for I/O). It reads no byte of any file.
- *  - sup_crit_judge_static(), in the judge (eval/judge.c: a child with no capabilities, no
+ *  - sup_crit_judge_static(), in the judge (eval/confined.c: a child with no capabilities, no
  *    privilege it could regain, and a filter that leaves it read() on those fds and write()
  *    on its pipe): reads the opened file, bounded, and decides. A path that escapes or
  *    crosses a symlink scores 0 with the reason.
@@ -17,7 +17,9 @@
  * The workspace is untrusted input: whatever the agent left there.
  *
  * A command criterion runs in a sandbox (eval/eval.c); this module only judges its
- * outcome against the criterion (exit code, stdout check).
+ * outcome against the criterion (exit code, stdout check). Its stdout is what the command
+ * printed over the agent's work, so evaluations run a stdout check in a judge too
+ * (ev_judge_command in eval/confined.c).
  */
 #pragma once
 
@@ -95,7 +97,7 @@ void sup_crit_judge_static(const struct pol_task_criterion *c, const struct sup_
 
 /*
  * Both halves in this process: sup_crit_open() then sup_crit_judge_static(), with the same
- * contract. For tests and fuzzing; evaluations judge through eval/judge.c.
+ * contract. For tests and fuzzing; evaluations judge through eval/confined.c.
  */
 void sup_crit_eval_static(int workspace_fd, const struct pol_task_criterion *c,
 			  struct sup_crit_result *out);
@@ -132,7 +134,9 @@ struct sup_crit_outcome {
  * expect_exit and its stdout passes the stdout check (exact, contains, regex; a truncated
  * stdout never passes `exact`, and a regex's `$` does not match at the end of a truncated
  * capture). stdout is searched whole, NULs included. A sandbox that could not be built, or a
- * stdout regex that does not compile, is error = true. Always fills *out.
+ * stdout regex that does not compile, is error = true. Always fills *out. o->out is read only
+ * by a stdout check (exact, contains, regex), once the command exited as expected: that is
+ * hostile input, which evaluations therefore hand to a confined judge (ev_judge_command).
  */
 void sup_crit_judge_command(const struct pol_task_criterion *c, const struct sup_crit_outcome *o,
 			    struct sup_crit_result *out);

@@ -93,8 +93,7 @@ void ev_run_done(struct ev_run *ev)
 
 /* ---- interruption ---- */
 
-/* The signals that stop an evaluation (docs/eval.md "Interruption"). */
-static void stop_set(sigset_t *set)
+void ev_stop_signals(sigset_t *set)
 {
 	sigemptyset(set);
 	sigaddset(set, SIGINT);
@@ -105,14 +104,14 @@ static void stop_set(sigset_t *set)
 int ev_stop_block(void)
 {
 	sigset_t set;
-	stop_set(&set);
+	ev_stop_signals(&set);
 	return sigprocmask(SIG_BLOCK, &set, NULL) < 0 ? -errno : 0;
 }
 
 bool ev_stop_check(struct ev_run *ev)
 {
 	sigset_t set;
-	stop_set(&set);
+	ev_stop_signals(&set);
 	const struct timespec now = { 0, 0 };
 	int sig = sigtimedwait(&set, NULL, &now);
 	if (sig > 0 && !ev->interrupted)
@@ -634,7 +633,9 @@ static void judge_command(struct ev_run *ev, size_t i, int log_fd)
 	};
 	if (o.started && res->reason == SUP_REASON_PIDS_LIMIT && !o.signaled)
 		o.exit_code = res->status;
-	sup_crit_judge_command(c, &o, &ec->result);
+	/* Its stdout, which the agent's work may have shaped, is checked in a confined judge. */
+	struct ev_confined_ids ids = ev_confined_ids_for(ev->privileged);
+	ev_judge_command(&ids, c, i, &o, &ec->result);
 	free(out.buf);
 	free(err.buf);
 }

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cjson/cJSON.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <time.h>
@@ -140,6 +141,9 @@ void ev_run_done(struct ev_run *ev);
  */
 int ev_stop_block(void);
 bool ev_stop_check(struct ev_run *ev);
+
+/* The stop signals (docs/eval.md "Interruption"): SIGINT, SIGTERM and SIGHUP, into *set. */
+void ev_stop_signals(sigset_t *set);
 
 /*
  * Refuses a task whose policy would show the agent its grading material: a bind at or below

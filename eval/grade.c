@@ -303,21 +303,15 @@ static void grade_one(const char *run_dir, const char *task_path, bool yes,
 	ev_verdict(&ev);
 	if (!ev_stop_check(&ev))
 		ev_teardown(&ev, log_fd);
-	if (ev.interrupted) {
-		(void)close(log_fd);
-		log_fd = -1;
-		(void)unlinkat(ev.dirfd, tmp, 0);
-		(void)snprintf(why, sizeof(why), "interrupted by signal %d (%s): nothing written, the "
-			       "record is as it was", ev.interrupted, strsignal(ev.interrupted));
-		out->code = EV_EXIT_SIGNAL_BASE + ev.interrupted;
-		out->status = "INTERRUPTED";
-		out->interrupted = true;
-		goto failed;
-	}
+	if (ev.interrupted)
+		goto interrupted;
 
 	/* The agent's phase must be what it was when we began, or nothing is written. */
 	char why2[512];
 	r = ev_read_folder(&ids, ev.dirfd, &again, why2, sizeof(why2));
+	/* A stop signal that cut the reader short is an interruption, not a changed record. */
+	if (r == -EINTR && ev_stop_check(&ev))
+		goto interrupted;
 	if (r < 0 || memcmp(again.agent_digest, rf.agent_digest, sizeof(rf.agent_digest)) != 0) {
 		(void)unlinkat(ev.dirfd, tmp, 0);
 		quarantine(ev.dirfd);
@@ -344,6 +338,16 @@ static void grade_one(const char *run_dir, const char *task_path, bool yes,
 	ev_run_done(&ev);
 	return;
 
+interrupted:
+	(void)close(log_fd);
+	log_fd = -1;
+	(void)unlinkat(ev.dirfd, tmp, 0);
+	(void)snprintf(why, sizeof(why), "interrupted by signal %d (%s): nothing written, the "
+		       "record is as it was", ev.interrupted, strsignal(ev.interrupted));
+	out->code = EV_EXIT_SIGNAL_BASE + ev.interrupted;
+	out->status = "INTERRUPTED";
+	out->interrupted = true;
+	goto failed;
 refused:
 	out->code = EV_EXIT_REFUSED;
 	out->status = "REFUSED";

@@ -2053,6 +2053,98 @@ static void test_interrupted(void **state)
 	expect_has(f, f->out.err, "the run was interrupted");
 }
 
+/* What find_judge looks for: a confined judge below warden's process root. */
+struct judge_find {
+	pid_t root;
+	pid_t found;
+};
+
+/* True when pid is root or below it. */
+static bool descends_from(pid_t pid, pid_t root)
+{
+	char st[4096], v[32];
+	for (unsigned depth = 0; depth < 16 && pid > 1; depth++) {
+		if (pid == root)
+			return true;
+		if (!th_proc_status(pid, st, sizeof(st)) || !th_status_field(st, "PPid", v, sizeof(v)))
+			return false;
+		pid = (pid_t)strtol(v, NULL, 10);
+	}
+	return pid == root;
+}
+
+/* A judge: every uid and gid 65534, its seccomp filter on (a sandbox's ids are others). */
+static void find_judge_fn(pid_t pid, void *ctx)
+{
+	struct judge_find *j = ctx;
+	char st[4096], uid[64], gid[64], sec[16];
+	if (j->found || !th_proc_status(pid, st, sizeof(st)) ||
+	    !th_status_field(st, "Uid", uid, sizeof(uid)) ||
+	    !th_status_field(st, "Gid", gid, sizeof(gid)) ||
+	    !th_status_field(st, "Seccomp", sec, sizeof(sec)))
+		return;
+	if (strcmp(uid, "65534\t65534\t65534\t65534") == 0 &&
+	    strcmp(gid, "65534\t65534\t65534\t65534") == 0 && strcmp(sec, "2") == 0 &&
+	    descends_from(pid, j->root))
+		j->found = pid;
+}
+
+/* Waits, at most ms, for a judge below root; returns its pid or 0. */
+static pid_t find_judge(pid_t root, unsigned ms)
+{
+	uint64_t end = th_now_ms() + ms;
+	do {
+		struct judge_find j = { .root = root, .found = 0 };
+		th_each_pid(find_judge_fn, &j);
+		if (j.found)
+			return j.found;
+		(void)usleep(20 * 1000);
+	} while (th_now_ms() < end);
+	return 0;
+}
+
+/*
+ * A judge that does not end does not hold `warden eval`: the agent leaves a file that makes
+ * the task's regex slow for its judge, the test stops that judge (SIGSTOP: no CPU limit
+ * counts a stopped process) and sends SIGINT; warden kills and reaps the judge, abandons the
+ * grade, records the run INTERRUPTED and exits 128 + 2, long before the judge's deadline.
+ */
+static void test_judge_stopped_interrupt(void **state)
+{
+	struct fx *f = *state;
+	put_task(f, "schema_version: 1\n"
+		    "task_id: stopped-judge\n"
+		    "agent:\n"
+		    "  run: [sh, -c, \"head -c 1048576 /dev/zero | tr '[:cntrl:]' a > big.txt\"]\n"
+		    "criteria:\n"
+		    "  - description: slow for its judge\n"
+		    "    file_matches: { path: big.txt, regex: '(a|aa)*c' }\n"
+		    "  - description: the file is there\n"
+		    "    file_exists: big.txt\n");
+	struct th_opts o = { .subcommand = "eval", .hard_timeout_ms = EVAL_HARD_TIMEOUT_MS };
+	struct th_proc p;
+	assert_int_equal(th_spawn(&o, TH_CMD("--out", f->out_dir, f->task), &p), 0);
+	pid_t judge = find_judge(p.pid, EVAL_HARD_TIMEOUT_MS / 2);
+	if (judge > 0)
+		assert_int_equal(kill(judge, SIGSTOP), 0);
+	assert_int_equal(kill(p.pid, SIGINT), 0);
+	th_out_done(&f->out);
+	th_finish(&p, &f->out);
+	if (judge <= 0) {
+		show(f);
+		fail_msg("no judge was seen at work");
+	}
+	expect_code(f, 128 + SIGINT);
+	find_run(f, "stopped-judge");
+	load_record(f);
+	expect_status(f, "INTERRUPTED");
+	assert_string_equal(th_json_str(f->record, "phases.grade.status"), "skipped");
+	assert_true(is_null(f->record, "score"));
+	/* Killed and reaped by warden (a stopped process would otherwise linger as one). */
+	assert_int_equal(kill(judge, 0), -1);
+	assert_int_equal(errno, ESRCH);
+}
+
 /* ---- invalid tasks ---- */
 
 /* stderr holds "<task>:LINE:COLUMN: " with LINE and COLUMN from 1; returns them. */
@@ -2201,6 +2293,7 @@ int main(void)
 		T(test_agent_not_executable),
 		T(test_limit_events),
 		T(test_interrupted),
+		T(test_judge_stopped_interrupt),
 		T(test_invalid_yaml),
 		T(test_invalid_key),
 		T(test_exposure_refused),

@@ -24,6 +24,7 @@
 #include <string.h>
 #include <dirent.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -338,6 +339,124 @@ static void test_oversized_answer(void **state)
 	free(out.buf);
 }
 
+/* ---- the deadline and the stop signals ---- */
+
+/* A child that waits on a gate that never opens (it uses no CPU), or spins (all CPU). */
+struct wait_child {
+	int gate;       /* read end of a pipe nobody writes to, or -1 to spin */
+};
+
+static int wait_fn(void *arg, int out_fd)
+{
+	const struct wait_child *w = arg;
+	(void)out_fd;
+	char byte;
+	if (w->gate >= 0)
+		return read(w->gate, &byte, 1) == 1 ? 0 : -EIO;
+	for (volatile unsigned long i = 0;; i++)
+		;
+}
+
+/* What the test does to the child once it exists. */
+enum poke { POKE_NONE, POKE_SIGSTOP, POKE_SIGTERM_SELF };
+
+struct spawned {
+	enum poke poke;
+	pid_t pid;
+};
+
+static void poke_on_spawn(void *ctx, pid_t pid)
+{
+	struct spawned *s = ctx;
+	s->pid = pid;
+	if (s->poke == POKE_SIGSTOP && kill(pid, SIGSTOP) < 0)
+		s->pid = -1;
+	if (s->poke == POKE_SIGTERM_SELF && kill(getpid(), SIGTERM) < 0)
+		s->pid = -1;
+}
+
+/* Runs wait_fn (gate or spin) with deadline_ms and poke; the child must be gone after. */
+static int run_waiter(bool spin, unsigned deadline_ms, enum poke poke, char *why, size_t why_len)
+{
+	int gate[2];
+	assert_int_equal(pipe2(gate, O_CLOEXEC), 0);
+	struct wait_child w = { .gate = spin ? -1 : gate[0] };
+	int fds[] = { gate[0] };
+	struct spawned s = { .poke = poke, .pid = 0 };
+	struct ev_confined c = {
+		.ids = ev_confined_ids_for(true),
+		.read_fds = fds,
+		.n_read_fds = 1,
+		.max_out = 64,
+		.deadline_ms = deadline_ms,
+		.on_spawn = poke_on_spawn,
+		.on_spawn_ctx = &s,
+	};
+	struct ev_confined_out out = { 0 };
+	int r = ev_confined_run(&c, "the waiting child", wait_fn, &w, &out, why, why_len);
+	(void)close(gate[0]);
+	(void)close(gate[1]);
+	assert_null(out.buf);
+	assert_true(s.pid > 0);
+	/* Killed and reaped: not even a zombie is left. */
+	assert_int_equal(kill(s.pid, 0), -1);
+	assert_int_equal(errno, ESRCH);
+	return r;
+}
+
+/*
+ * A child that is stopped (SIGSTOP, from anyone of its uid) no longer holds the supervisor:
+ * at its deadline it is killed and reaped, and the reason says it was held up, not busy. One
+ * that waits without using a CPU is held up too; neither is blamed on its input.
+ */
+static void test_deadline_held_up(void **state)
+{
+	(void)state;
+	char why[256] = "";
+	int r = run_waiter(false, 300, POKE_SIGSTOP, why, sizeof(why));
+	if (r != -ETIME || !strstr(why, "held up past its deadline of 300 ms (stopped"))
+		fail_msg("a stopped child: expected -ETIME, got %d: %s", r, why);
+	r = run_waiter(false, 300, POKE_NONE, why, sizeof(why));
+	if (r != -ETIME || !strstr(why, "held up past its deadline of 300 ms (not stopped"))
+		fail_msg("a waiting child: expected -ETIME, got %d: %s", r, why);
+}
+
+/* A child busy past its deadline is killed for the time it took (-ETIMEDOUT). */
+static void test_deadline_busy(void **state)
+{
+	(void)state;
+	char why[256] = "";
+	int r = run_waiter(true, 1000, POKE_NONE, why, sizeof(why));
+	if (r != -ETIMEDOUT || !strstr(why, "ran past its deadline of 1000 ms"))
+		fail_msg("a spinning child: expected -ETIMEDOUT, got %d: %s", r, why);
+}
+
+/*
+ * A stop signal that the caller holds blocked (as `warden eval` and `grade` do while they
+ * grade) ends the wait for a child at once, even a stopped one; the child is killed and
+ * reaped, and the signal stays pending for the caller to take.
+ */
+static void test_stop_signal(void **state)
+{
+	(void)state;
+	sigset_t term, old;
+	sigemptyset(&term);
+	sigaddset(&term, SIGTERM);
+	assert_int_equal(sigprocmask(SIG_BLOCK, &term, &old), 0);
+	char why[256] = "";
+	/* The default deadline (a minute): the signal, not the clock, must end this. */
+	int r = run_waiter(false, 0, POKE_SIGTERM_SELF, why, sizeof(why));
+	sigset_t pending;
+	assert_int_equal(sigpending(&pending), 0);
+	bool still = sigismember(&pending, SIGTERM) == 1;
+	const struct timespec zero = { 0, 0 };
+	(void)sigtimedwait(&term, NULL, &zero);
+	assert_int_equal(sigprocmask(SIG_SETMASK, &old, NULL), 0);
+	if (r != -EINTR || !strstr(why, "interrupted"))
+		fail_msg("expected -EINTR, got %d: %s", r, why);
+	assert_true(still);
+}
+
 /* ---- the static criteria judge ---- */
 
 struct ws {
@@ -423,6 +542,201 @@ static void test_judge_static(void **state)
 	(void)rmdir(w.dir);
 }
 
+/* ---- what the agent can make slow scores 0 ---- */
+
+/* A 1 MiB file of 'a': '(a|aa)*c' takes glibc's matcher far longer than a second on it. */
+#define SLOW_REGEX "(a|aa)*c"
+#define SLOW_LEN (1u << 20)
+
+/* The CPU time, in seconds, the judging process below gives each judge it forks. */
+#define TEST_CPU_SECONDS 1u
+
+struct judged {
+	struct sup_crit_result res[TASK_MAX_CRITERIA];
+	int survived;   /* 1: the judging process itself was not killed */
+};
+
+/*
+ * Runs fn(ctx, out) in a child process whose hard RLIMIT_CPU is TEST_CPU_SECONDS, which the
+ * judges it forks inherit (sbx_judge_confine lowers theirs to at most that): a judge that
+ * works through a slow input is killed by the kernel within a second of CPU time. The
+ * process that judges is limited too, so it survives only if it never ran the slow work
+ * itself. Returns what it found.
+ */
+static void judge_limited(void (*fn)(void *ctx, struct judged *out), void *ctx,
+			  struct judged *out)
+{
+	int p[2];
+	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		(void)close(p[0]);
+		struct rlimit rl = { TEST_CPU_SECONDS, TEST_CPU_SECONDS };
+		if (setrlimit(RLIMIT_CPU, &rl) < 0)
+			_exit(10);
+		static struct judged j;
+		memset(&j, 0x5a, sizeof(j));
+		fn(ctx, &j);
+		j.survived = 1;
+		const char *b = (const char *)&j;
+		for (size_t o = 0; o < sizeof(j);) {
+			ssize_t n = write(p[1], b + o, sizeof(j) - o);
+			if (n <= 0)
+				_exit(11);
+			o += (size_t)n;
+		}
+		_exit(0);
+	}
+	(void)close(p[1]);
+	memset(out, 0, sizeof(*out));
+	char *b = (char *)out;
+	size_t got = 0;
+	for (;;) {
+		ssize_t n = read(p[0], b + got, sizeof(*out) - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+		if (got == sizeof(*out))
+			break;
+	}
+	(void)close(p[0]);
+	int status = 0;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	if (got != sizeof(*out) || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		fail_msg("the judging process did not report (%zu bytes, status 0x%x): it ran the "
+			 "slow work itself", got, status);
+	assert_int_equal(out->survived, 1);
+}
+
+struct static_case {
+	struct ws w;
+	struct pol_task *t;
+};
+
+static void judge_static_fn(void *ctx, struct judged *out)
+{
+	struct static_case *sc = ctx;
+	struct ev_confined_ids ids = ev_confined_ids_for(true);
+	ev_judge_static(&ids, sc->t, sc->w.fd, out->res);
+}
+
+static void ws_open(struct ws *w)
+{
+	const char *tmp = secure_getenv("TMPDIR");
+	(void)snprintf(w->dir, sizeof(w->dir), "%s/warden-priv-judge-XXXXXX",
+		       tmp && *tmp ? tmp : "/tmp");
+	assert_non_null(mkdtemp(w->dir));
+	assert_int_equal(chmod(w->dir, 0700), 0);
+	w->fd = open(w->dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	assert_true(w->fd >= 0);
+}
+
+static void ws_close(struct ws *w, const char *const *names, size_t n)
+{
+	char path[PATH_MAX + 32];
+	for (size_t i = 0; i < n; i++) {
+		(void)snprintf(path, sizeof(path), "%s/%s", w->dir, names[i]);
+		(void)unlink(path);
+	}
+	(void)close(w->fd);
+	(void)rmdir(w->dir);
+}
+
+static void expect_slow_scores_0(const struct sup_crit_result *r, const char *what)
+{
+	if (!r->evaluated || r->error || r->score_milli != 0 || r->passed ||
+	    !strstr(r->details, "scores 0: what it reads made judging it too slow"))
+		fail_msg("%s: expected a score of 0 for the slow check, got evaluated %d error %d "
+			 "score %u: %s", what, r->evaluated, r->error, r->score_milli, r->details);
+}
+
+/*
+ * A file the agent wrote that makes the task's regex slow costs the criterion that reads it
+ * its score (0, a FAILURE), and nothing else: every other static criterion is judged as it
+ * would have been, an unrelated file_contains the agent failed is a FAILURE, not an error,
+ * and the run has nothing to be an ERROR about.
+ */
+static void test_slow_static_scores_0(void **state)
+{
+	(void)state;
+	struct static_case sc;
+	ws_open(&sc.w);
+	char *big = malloc(SLOW_LEN + 1);
+	assert_non_null(big);
+	memset(big, 'a', SLOW_LEN);
+	big[SLOW_LEN] = '\0';
+	put(&sc.w, "big.txt", big, 0644);
+	free(big);
+	put(&sc.w, "note.txt", "something else\n", 0644);
+	put(&sc.w, "doc.json", "{\"a\": 1}", 0644);
+	sc.t = task_of(
+		"  - { description: s, file_matches: { path: big.txt, regex: '" SLOW_REGEX "' } }\n"
+		"  - { description: u, file_contains: { path: note.txt, includes: [wanted] } }\n"
+		"  - { description: e, file_exists: note.txt }\n"
+		"  - { description: j, json_equals: { path: doc.json, pointer: /a, op: eq, value: 1 } }\n"
+		"  - { description: m, file_matches: { path: note.txt, regex: '^something' } }\n");
+	struct judged j;
+	judge_limited(judge_static_fn, &sc, &j);
+	expect_slow_scores_0(&j.res[0], "criteria[0]");
+	const struct sup_crit_result *u = &j.res[1];
+	if (!u->evaluated || u->error || u->passed || !strstr(u->details, "does not contain"))
+		fail_msg("criteria[1]: expected a plain failure, got: %s", u->details);
+	for (size_t i = 2; i < 5; i++)
+		if (!j.res[i].passed || j.res[i].error)
+			fail_msg("criteria[%zu]: expected a pass, got: %s", i, j.res[i].details);
+	pol_task_free(sc.t);
+	static const char *const names[] = { "big.txt", "note.txt", "doc.json" };
+	ws_close(&sc.w, names, 3);
+}
+
+struct command_case {
+	struct pol_task *t;
+	struct sup_crit_outcome o[3];
+};
+
+static void judge_command_fn(void *ctx, struct judged *out)
+{
+	struct command_case *cc = ctx;
+	struct ev_confined_ids ids = ev_confined_ids_for(true);
+	for (size_t i = 0; i < 3; i++)
+		ev_judge_command(&ids, &cc->t->criteria[i], i, &cc->o[i], &out->res[i]);
+}
+
+/*
+ * A command criterion's stdout check runs in a confined judge, not in the supervisor: stdout
+ * that makes the task's regex slow scores that criterion 0 while the judging process (whose
+ * CPU time is as limited as its judges') goes on; a contains check and an exit-only check
+ * beside it are judged as always.
+ */
+static void test_slow_stdout_scores_0(void **state)
+{
+	(void)state;
+	struct command_case cc;
+	memset(&cc, 0, sizeof(cc));
+	cc.t = task_of(
+		"  - { description: r, command: { run: [\"true\"], stdout: { regex: '" SLOW_REGEX "' } } }\n"
+		"  - { description: c, command: { run: [\"true\"], stdout: { contains: aaa } } }\n"
+		"  - { description: x, command: { run: [\"true\"] } }\n");
+	char *big = malloc(SLOW_LEN);
+	assert_non_null(big);
+	memset(big, 'a', SLOW_LEN);
+	for (size_t i = 0; i < 3; i++)
+		cc.o[i] = (struct sup_crit_outcome){ .started = true, .out = big,
+						     .out_len = SLOW_LEN };
+	struct judged j;
+	judge_limited(judge_command_fn, &cc, &j);
+	expect_slow_scores_0(&j.res[0], "the stdout regex");
+	if (!j.res[1].passed || !strstr(j.res[1].details, "stdout contains 'aaa'"))
+		fail_msg("the stdout contains check: %s", j.res[1].details);
+	if (!j.res[2].passed || strcmp(j.res[2].details, "exit 0") != 0)
+		fail_msg("the exit-only check: %s", j.res[2].details);
+	free(big);
+	pol_task_free(cc.t);
+}
+
 int main(void)
 {
 	if (!th_fully_privileged())
@@ -433,7 +747,12 @@ int main(void)
 		cmocka_unit_test(test_identity_plain_user),
 		cmocka_unit_test(test_sigsys),
 		cmocka_unit_test(test_oversized_answer),
+		cmocka_unit_test(test_deadline_held_up),
+		cmocka_unit_test(test_deadline_busy),
+		cmocka_unit_test(test_stop_signal),
 		cmocka_unit_test(test_judge_static),
+		cmocka_unit_test(test_slow_static_scores_0),
+		cmocka_unit_test(test_slow_stdout_scores_0),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
