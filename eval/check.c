@@ -81,6 +81,10 @@ int ev_cmd_check(int argc, char **argv)
 	struct pol_diag diag;
 	_cleanup_(pol_task_freep) struct pol_task *task = NULL;
 	int r = ev_load_task(file, &task, &diag);
+	if (r == -EPERM) {
+		(void)fprintf(stderr, "%s: %s\n", file, diag.message);
+		return 2;
+	}
 	if (r == -EINVAL || r == -E2BIG) {
 		(void)fprintf(stderr, "%s:%u:%u: %s\n", diag.file, diag.line, diag.column,
 			      diag.message);

@@ -1077,7 +1077,11 @@ static void eval_one(const char *path, const char *out_dir, bool no_grade, struc
 	struct pol_diag diag;
 	struct ev_run ev;
 	ev_run_init(&ev);
-	int r = ev_load_task_digest(path, &task, &diag, ev.task_digest, NULL);
+	int r = ev_load_task_from(path, EV_TASK_NAMED, &task, &diag, ev.task_digest, NULL);
+	if (r == -EPERM) {
+		(void)snprintf(out->error, sizeof(out->error), "%.600s: %s", path, diag.message);
+		return;
+	}
 	if (r == -EINVAL || r == -E2BIG) {
 		(void)snprintf(out->error, sizeof(out->error), "%.600s:%u:%u: %s", diag.file, diag.line,
 			       diag.column, diag.message);

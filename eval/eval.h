@@ -184,19 +184,35 @@ void ev_summary_print(cJSON *arr);
 char **ev_substitute(char *const *argv, size_t n, const char *task_id);
 void ev_argv_free(char **argv);
 
+/* Who names a task file, which decides how far its path is trusted (ev_load_task_from). */
+enum ev_task_origin {
+	EV_TASK_NAMED,     /* the user: `eval` and `check` operands, `grade --task` */
+	EV_TASK_RECORDED,  /* a run folder's record (task.source), which anyone may have written */
+};
+
 /*
  * Loads an evaluation task file (bounded read; its policy file and what that extends go
- * through the supervisor's policy loader). Returns 0 with *out set; -EINVAL or -E2BIG with
- * *diag filled for a bad task; another -errno for an unreadable file.
+ * through the supervisor's policy loader), as ev_load_task_from(path, EV_TASK_NAMED, ...)
+ * without a digest.
  */
 int ev_load_task(const char *path, struct pol_task **out, struct pol_diag *diag);
 
 /*
- * ev_load_task, also storing the task file's digest (sup_digest_hex of its bytes). With
- * expect (and digest) set, a file whose digest differs is not parsed at all: -ESTALE.
+ * Loads the task file path (borrowed) into *out, storing the digest of its bytes
+ * (sup_digest_hex) in digest when that is not NULL. The file is opened with O_RDONLY |
+ * O_NONBLOCK | O_NOCTTY (never waiting on a FIFO, never a controlling terminal) and must be a
+ * regular file. EV_TASK_RECORDED adds, before a byte is read: O_NOFOLLOW; the path of the
+ * file opened (read back from /proc/self/fd) must be path itself, so no symlink stands
+ * anywhere in it; and the file must belong to root or to the invoking user, and be writable
+ * by no one else (group write only for group 0 or the user's own group). With expect (and
+ * digest) set, a file whose digest differs is not parsed at all. Returns 0 with *out set;
+ * -EPERM when the file is refused for what it is or where it lies, with a reason phrase
+ * ("is a FIFO, not a regular file ...") in diag->message and path in diag->file; -ESTALE for
+ * another digest; -EINVAL or -E2BIG with *diag filled for a bad task; another -errno for a
+ * file that cannot be read.
  */
-int ev_load_task_digest(const char *path, struct pol_task **out, struct pol_diag *diag,
-			char digest[72], const char *expect);
+int ev_load_task_from(const char *path, enum ev_task_origin origin, struct pol_task **out,
+		      struct pol_diag *diag, char digest[72], const char *expect);
 
 /* The commands (docs/eval.md); each returns its exit code. */
 int ev_cmd_eval(int argc, char **argv);

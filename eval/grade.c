@@ -41,7 +41,8 @@ static const char usage_grade[] =
 	"every command and host path is shown, and nothing runs without a yes.\n"
 	"\n"
 	"  --yes          proceed without asking (needed when stdin is not a terminal)\n"
-	"  --task FILE    the task file, when it has moved since the run (its digest must match)\n"
+	"  --task FILE    the task file, when it has moved since the run or is not yours or\n"
+	"                 root's (its digest must match)\n"
 	"  --json         print the summary as JSON\n"
 	"\n"
 	"Exit status: 0 every run SUCCESS; 1 some FAILURE or TIMEOUT; 2 some ERROR, a run with\n"
@@ -185,10 +186,21 @@ static void grade_one(const char *run_dir, const char *task_path, bool yes,
 	if (r < 0)
 		goto refused;
 
+	/*
+	 * The task the record names is someone's say-so: it is read only through its own
+	 * canonical path, only if it is root's or the user's and no one else may write it
+	 * (ev_load_task_from); --task is the user's own choice. A file that is not the recorded
+	 * task is not even parsed (its errors could quote it).
+	 */
 	const char *source = task_path ? task_path : rf.task_source;
 	struct pol_diag diag;
-	/* A file that is not the recorded task is not even parsed (its errors could quote it). */
-	r = ev_load_task_digest(source, &task, &diag, ev.task_digest, rf.task_digest);
+	r = ev_load_task_from(source, task_path ? EV_TASK_NAMED : EV_TASK_RECORDED, &task, &diag,
+			      ev.task_digest, rf.task_digest);
+	if (r == -EPERM) {
+		(void)snprintf(why, sizeof(why), "the task '%.600s'%s %.380s", source,
+			       task_path ? "" : " that the record names", diag.message);
+		goto refused;
+	}
 	if (r == -ESTALE) {
 		(void)snprintf(why, sizeof(why), "the task '%.600s' has changed since the run (digest "
 			       "%s, recorded %s)", source, ev.task_digest, rf.task_digest);

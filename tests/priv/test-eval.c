@@ -851,6 +851,78 @@ static void mut_task_source(struct fx *f, char *arg)
 	record_set(f, "task", "source", cJSON_CreateString(other));
 }
 
+/* The record names path as its task (an absolute path; the record's digest is kept). */
+static void record_task_source(struct fx *f, const char *path)
+{
+	record_set(f, "task", "source", cJSON_CreateString(path));
+}
+
+/* A FIFO that no one writes: opening it for reading would wait forever. */
+static void mut_task_fifo(struct fx *f, char *arg)
+{
+	(void)arg;
+	char fifo[PATH_MAX];
+	th_pathf(fifo, "%s/task.fifo", f->task_dir);
+	assert_int_equal(mkfifo(fifo, 0644), 0);
+	record_task_source(f, fifo);
+}
+
+/* A device: opening one as root may act (a tape rewinds); /dev/null is the harmless stand-in. */
+static void mut_task_device(struct fx *f, char *arg)
+{
+	(void)arg;
+	record_task_source(f, "/dev/null");
+}
+
+/* A symlink to the very task file: same bytes, same digest, still refused. */
+static void mut_task_symlink(struct fx *f, char *arg)
+{
+	(void)arg;
+	char link[PATH_MAX];
+	th_pathf(link, "%s/task-link.yaml", f->task_dir);
+	assert_int_equal(symlink(f->task, link), 0);
+	record_task_source(f, link);
+}
+
+/* The task file reached through a symlinked folder above it. */
+static void mut_task_below_symlink(struct fx *f, char *arg)
+{
+	(void)arg;
+	char link[PATH_MAX], path[PATH_MAX];
+	th_pathf(link, "%s/task-dir-link", f->base);
+	assert_int_equal(symlink(f->task_dir, link), 0);
+	th_pathf(path, "%s/task.yaml", link);
+	record_task_source(f, path);
+}
+
+/* A copy of the task file (same digest) that someone else owns, or anyone may write. */
+static void task_copy(struct fx *f, const char *name, uid_t uid, mode_t mode)
+{
+	char copy[PATH_MAX], dir[PATH_MAX];
+	/* Its canonical path, as eval records one (TMPDIR may lie below a symlink). */
+	assert_non_null(realpath(f->task_dir, dir));
+	th_pathf(copy, "%s/%s", dir, name);
+	char *text = slurp(f->task, true, NULL);
+	assert_non_null(text);
+	put_file(copy, text);
+	free(text);
+	assert_int_equal(chown(copy, uid, uid), 0);
+	assert_int_equal(chmod(copy, mode), 0);
+	record_task_source(f, copy);
+}
+
+static void mut_task_foreign(struct fx *f, char *arg)
+{
+	(void)arg;
+	task_copy(f, "foreign.yaml", WS_OWNER, 0644);
+}
+
+static void mut_task_world_writable(struct fx *f, char *arg)
+{
+	(void)arg;
+	task_copy(f, "shared.yaml", 0, 0666);
+}
+
 /* A recorded run, made ungradable, is refused with exit 3 and left exactly as it was. */
 static void test_gate_refuses(void **state)
 {
@@ -894,7 +966,18 @@ static const struct refusal
 	gate_dir_symlink = { mut_dir_symlink, true, "run-link' is a symlink", false },
 	gate_workspace_symlink = { mut_workspace_symlink, true, "workspace is a symlink", false },
 	gate_task_changed = { mut_task_changed, true, "has changed since the run", false },
-	gate_task_source = { mut_task_source, true, "other.yaml' has changed", false };
+	gate_task_source = { mut_task_source, true, "other.yaml' has changed", false },
+	gate_task_fifo = { mut_task_fifo, true, "is a FIFO, not a regular file", false },
+	gate_task_device = { mut_task_device, true, "'/dev/null' that the record names is a "
+			     "character device, not a regular file", false },
+	gate_task_symlink = { mut_task_symlink, true, "task-link.yaml' that the record names is "
+			      "a symlink", false },
+	gate_task_below_symlink = { mut_task_below_symlink, true, "that the record names resolves "
+				    "to", false },
+	gate_task_foreign = { mut_task_foreign, true, "belongs to uid 65534, neither root nor you",
+			      false },
+	gate_task_world_writable = { mut_task_world_writable, true, "is writable by others "
+				     "(mode 0666", false };
 
 /* ---- what a grade does and does not do ---- */
 
@@ -2269,6 +2352,12 @@ int main(void)
 		GATE("workspace_symlink", gate_workspace_symlink),
 		GATE("task_changed", gate_task_changed),
 		GATE("task_source", gate_task_source),
+		GATE("task_fifo", gate_task_fifo),
+		GATE("task_device", gate_task_device),
+		GATE("task_symlink", gate_task_symlink),
+		GATE("task_below_symlink", gate_task_below_symlink),
+		GATE("task_foreign", gate_task_foreign),
+		GATE("task_world_writable", gate_task_world_writable),
 		T(test_grade_no_agent_rerun),
 		T(test_grade_edited_before),
 		T(test_reap_background),
