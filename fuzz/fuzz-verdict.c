@@ -18,14 +18,17 @@
  *  - what is accepted re-encodes to exactly the input bytes (encode(decode(x)) == x), so the
  *    readers accept one spelling of each answer and drop nothing;
  *  - accepted verdicts have a score of 0 or 1000 (0 with an error) and printable details;
- *    an accepted folder's parts are non-empty.
+ *    an accepted folder's parts are non-empty, and each is exactly one strict JSON value
+ *    (ev_json_check), so none can splice members into the record a regrade writes.
  */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "evrecord.h"
 #include "fuzz-util.h"
+#include "json-strict.h"
 #include "verdict.h"
 #include "wire.h"
 
@@ -102,8 +105,15 @@ static void fuzz_folder(const uint8_t *data, size_t size)
 		CHECK(((const uint8_t *)&f)[0] == 0x5a);
 		return;
 	}
-	for (size_t i = 0; i < EV_N_PARTS; i++)
+	static const struct ev_json_limits lim = {
+		.max_depth = EVREC_MAX_DEPTH,
+		.max_number_chars = EVREC_MAX_NUMBER_CHARS,
+	};
+	for (size_t i = 0; i < EV_N_PARTS; i++) {
 		CHECK(f.parts[i] && f.part_len[i] > 0 && strlen(f.parts[i]) == f.part_len[i]);
+		struct ev_json_err jerr;
+		CHECK(ev_json_check(f.parts[i], f.part_len[i], &lim, &jerr) == 0);
+	}
 	uint8_t *again = NULL;
 	size_t len = 0;
 	CHECK(ev_folder_encode(0, NULL, &f, &again, &len) == 0);
