@@ -1464,13 +1464,20 @@ static enum loop_end await_worker_exit(struct run_state *st, int *sig)
 	if (end != END_WORKER_EXITED || !st->worker_status_known)
 		return end;
 	/*
-	 * A signal is the kernel's doing (the OOM killer, or SIGSYS under a kill-mode filter):
-	 * nothing in the sandbox may signal its pid 1 with one it has no handler for.
+	 * Only SIGKILL is the kernel's or ours alone (the OOM killer, the cgroup's kill): nothing
+	 * in its pid namespace can send it to pid 1. Any other signal the worker can bring on
+	 * itself (a fault, a refused call under a kill-mode filter), so it counts as an exit it
+	 * chose, and only status 0 is a clean one.
 	 */
-	if (st->worker_si.si_code == CLD_EXITED && st->worker_si.si_status != 0) {
+	bool killed = st->worker_si.si_code == CLD_KILLED && st->worker_si.si_status == SIGKILL;
+	if (!killed && (st->worker_si.si_code != CLD_EXITED || st->worker_si.si_status != 0)) {
 		char why[64];
-		(void)snprintf(why, sizeof(why), "worker exited with status %d after EXITED",
-			       st->worker_si.si_status);
+		if (st->worker_si.si_code == CLD_EXITED)
+			(void)snprintf(why, sizeof(why), "worker exited with status %d after EXITED",
+				       st->worker_si.si_status);
+		else
+			(void)snprintf(why, sizeof(why), "worker died of signal %d after EXITED",
+				       st->worker_si.si_status);
 		return violated(st, why);
 	}
 	return end;

@@ -35,6 +35,7 @@
  *   silent-after-exit a correct session, then neither exits nor closes the channel
  *   error-after-start READY, STARTED, then ERROR
  *   lie-exit         a correct session that reports exit status 0, then exits with status 3
+ *   crash-exit       a correct session, then a fault (SIGSEGV) instead of exit 0
  *   huge-usage       a correct session whose EXITED claims 2^64-1 for every resource
  *
  * pass-fd, linger-fd and many-fds: when the supervisor's end refuses descriptors
@@ -56,6 +57,9 @@
 #include "worker-util.h"
 
 #define CHANNEL_FD 3
+
+/* Where crash-exit writes: 0, read through a volatile so the compiler keeps the write. */
+static volatile uintptr_t crash_address;
 
 static struct wire_mac *mac;
 static uint64_t send_seq, recv_seq;
@@ -317,6 +321,12 @@ int main(int argc, char **argv)
 	if (!strcmp(mode, "lie-exit")) {
 		honest_run();
 		return 3;
+	}
+	if (!strcmp(mode, "crash-exit")) {
+		honest_run();
+		/* A fault: its SIGSEGV is forced even on pid 1, which could not send it itself. */
+		*(volatile int *)(uintptr_t)crash_address = 0;
+		return 0;
 	}
 	if (!strcmp(mode, "huge-usage")) {
 		const struct wire_exited e = { .how = WIRE_EXIT_CODE, .code = 0,

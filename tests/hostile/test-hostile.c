@@ -147,6 +147,8 @@ static const struct attack attacks[] = {
 	{ "lie-exit", 123, "protocol-violation", "exited with status 3 after EXITED", NULL, -1, NULL,
 	  NULL, check_lie_exit },
 	{ "huge-usage", 0, "exited", NULL, NULL, -1, NULL, NULL, check_huge_usage },
+	/* A signal pid 1 can bring on itself is no excuse either. */
+	VIOLATION("crash-exit", "died of signal 11 after EXITED", -1),
 };
 
 static const char *hostile(void)
@@ -291,6 +293,7 @@ ATTACK(27, empty_after_exit)
 ATTACK(28, silent_after_exit)
 ATTACK(29, error_after_start)
 ATTACK(30, lie_exit)
+ATTACK(32, crash_exit)
 ATTACK(31, huge_usage)
 
 /*
@@ -325,7 +328,7 @@ int main(void)
 		th_cannot_run("user namespaces are not available");
 	(void)th_warden();
 	(void)hostile();
-	_Static_assert(sizeof(attacks) / sizeof(attacks[0]) == 32, "one test per attack");
+	_Static_assert(sizeof(attacks) / sizeof(attacks[0]) == 33, "one test per attack");
 	const struct CMUnitTest tests[] = {
 		T(honest),
 		T(forge_mac),
@@ -358,6 +361,7 @@ int main(void)
 		T(silent_after_exit),
 		T(error_after_start),
 		T(lie_exit),
+		T(crash_exit),
 		T(huge_usage),
 		T(outside_cgroup),
 	};
