@@ -7,8 +7,8 @@
  *   --------------------------          -----------------------------------------------
  *   resolves and opens the files   -->  inherits only those fds and one pipe; no
  *   (openat2 RESOLVE_BENEATH |          capabilities, no_new_privs, not dumpable, a
- *    RESOLVE_NO_SYMLINKS)               filter of read, write to the pipe, fstat and
- *                                       memory calls (sandbox/judge.c)
+ *    RESOLVE_NO_SYMLINKS)               filter of read, write to the pipe and memory
+ *                                       calls (sandbox/judge.c)
  *   decodes the answer strictly    <--  parses JSON, runs regexes, reads the record, and
  *   (eval/verdict.c), or fails          writes one RESULT frame or one summary to the pipe
  *   closed
