@@ -171,7 +171,8 @@ static void reset(struct sup_crit_result *out)
  * every line, . and [^x] never match a newline); REG_STARTEND bounds the search by
  * length, not by the first NUL. eflags may add REG_NOTEOL. Returns 1 (match), 0 (no match),
  * -EINVAL when the pattern does not compile (its reason in why), -E2BIG for a text regexec
- * cannot address, or -ENOMEM.
+ * cannot address, -ENOMEM when compiling runs out of memory, or -ENOSPC when matching does
+ * (regexec's REG_ESPACE: the text, whoever wrote it, needed more than the process may have).
  */
 static int regex_search(const char *pattern, const char *text, size_t len, int eflags, char *why,
 			size_t why_len)
@@ -195,7 +196,7 @@ static int regex_search(const char *pattern, const char *text, size_t len, int e
 		return 1;
 	if (rc == REG_NOMATCH)
 		return 0;
-	return -ENOMEM;
+	return -ENOSPC;
 }
 
 /* ---- the workspace: what the parent opens (sup_crit_open) ---- */
@@ -539,7 +540,11 @@ static void eval_matches(const struct sup_crit_input *in, const struct pol_task_
 	if (read_file(in, c, out, &buf, &len) < 0)
 		return;
 	r = regex_search(c->regex, buf, len, 0, why, sizeof(why));
-	if (r < 0)
+	/* The judge's memory is bounded (RLIMIT_DATA): what the file made it need scores 0. */
+	if (r == -ENOSPC)
+		verdict(out, c, false, "regex %s cannot be matched on it within the judge's memory",
+			quote_str(&q, c->regex));
+	else if (r < 0)
 		crit_error(out, "regex %s cannot be matched: %s", quote_str(&q, c->regex),
 			   strerror(-r));
 	else
@@ -798,6 +803,11 @@ static void json_judge(const struct pol_task_criterion *c, const void *buf, size
 		verdict(out, c, false, "not valid JSON (at byte %zu: %s)", jerr.pos, jerr.what);
 		return;
 	}
+	/* The tree is the document's size in nodes, which the document's author chose. */
+	if (jr == -ENOMEM) {
+		verdict(out, c, false, "the JSON document does not fit in the judge's memory");
+		return;
+	}
 	if (jr < 0) {
 		crit_error(out, "the document cannot be read: %s", strerror(-jr));
 		return;
@@ -1038,7 +1048,10 @@ void sup_crit_judge_command(const struct pol_task_criterion *c, const struct sup
 		 */
 		int r = regex_search(cmd->stdout_text, text, len, o->out_truncated ? REG_NOTEOL : 0,
 				     why, sizeof(why));
-		if (r < 0)
+		if (r == -ENOSPC)
+			verdict(out, c, false, "%s, but stdout regex %s cannot be matched on it "
+				"within the judge's memory", ex, quote_str(&q, cmd->stdout_text));
+		else if (r < 0)
 			crit_error(out, "stdout regex %s cannot be matched: %s",
 				   quote_str(&q, cmd->stdout_text), strerror(-r));
 		else if (r == 1)

@@ -89,8 +89,10 @@ void sup_crit_open(int workspace_fd, const struct pol_task_criterion *c, struct 
  * The judge's half: judges a static criterion (every check but command) from what
  * sup_crit_open() found (in borrowed; the only syscall it makes is read() on in->fd). Always
  * fills *out; never fails: a file that is missing, escapes, is a symlink, is not a regular
- * file or is too large is a score of 0 with the reason in details; a pattern that does not
- * compile is error = true, evaluated = false. A command criterion is error = true.
+ * file or is too large, or whose content makes the regex match or the JSON tree need more
+ * memory than the process may have (the judge's RLIMIT_DATA), is a score of 0 with the reason
+ * in details; a pattern that does not compile is error = true, evaluated = false. A command
+ * criterion is error = true.
  */
 void sup_crit_judge_static(const struct pol_task_criterion *c, const struct sup_crit_input *in,
 			   struct sup_crit_result *out);
@@ -108,10 +110,11 @@ void sup_crit_eval_static(int workspace_fd, const struct pol_task_criterion *c,
  * borrowed, may hold NULs, need not be NUL-terminated) must be one JSON value and nothing but
  * JSON whitespace after it; more than SUP_CRIT_MAX_FILE bytes, or anything the strict JSON
  * reader refuses (eval/json-strict.h: not RFC 8259, not UTF-8, \u0000, deeper or longer
- * numbers than the SUP_CRIT_JSON_* limits) scores 0, with the byte and the reason. Reads only c's check, pointer, op, value_* and
- * pass_threshold_milli. Always fills *out as sup_crit_eval_static() does (without the path
- * in details); a criterion that is not json_equals, or whose pointer is not RFC 6901 or whose
- * value does not suit its op, is error = true.
+ * numbers than the SUP_CRIT_JSON_* limits) scores 0, with the byte and the reason, and so
+ * does a document whose tree does not fit in memory. Reads only c's check, pointer, op,
+ * value_* and pass_threshold_milli. Always fills *out as sup_crit_eval_static() does (without
+ * the path in details); a criterion that is not json_equals, or whose pointer is not RFC 6901
+ * or whose value does not suit its op, is error = true.
  */
 void sup_crit_json_eval(const struct pol_task_criterion *c, const void *buf, size_t len,
 			struct sup_crit_result *out);
@@ -133,10 +136,11 @@ struct sup_crit_outcome {
  * Judges a command criterion from its outcome: it passes when the command exited with
  * expect_exit and its stdout passes the stdout check (exact, contains, regex; a truncated
  * stdout never passes `exact`, and a regex's `$` does not match at the end of a truncated
- * capture). stdout is searched whole, NULs included. A sandbox that could not be built, or a
- * stdout regex that does not compile, is error = true. Always fills *out. o->out is read only
- * by a stdout check (exact, contains, regex), once the command exited as expected: that is
- * hostile input, which evaluations therefore hand to a confined judge (ev_judge_command).
+ * capture). stdout is searched whole, NULs included; a regex match that runs out of memory on
+ * it scores 0. A sandbox that could not be built, or a stdout regex that does not compile, is
+ * error = true. Always fills *out. o->out is read only by a stdout check (exact, contains,
+ * regex), once the command exited as expected: that is hostile input, which evaluations
+ * therefore hand to a confined judge (ev_judge_command).
  */
 void sup_crit_judge_command(const struct pol_task_criterion *c, const struct sup_crit_outcome *o,
 			    struct sup_crit_result *out);

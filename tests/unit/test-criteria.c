@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -619,6 +620,66 @@ static void test_json_strict_reader(void **state)
 	free(num);
 }
 
+/* A build with AddressSanitizer: its runtime's own mappings count against RLIMIT_DATA. */
+#if defined(__SANITIZE_ADDRESS__)
+#define CRIT_TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define CRIT_TEST_ASAN 1
+#endif
+#endif
+#ifndef CRIT_TEST_ASAN
+#define CRIT_TEST_ASAN 0
+#endif
+
+/* The heap the process below may have: far less than a tree of the document needs. */
+#define TREE_TEST_DATA_BYTES (48u << 20)
+
+/*
+ * The judge's heap is bounded (RLIMIT_DATA), and a document's tree is as large as its author
+ * made it: a document whose tree does not fit scores 0 (what the agent wrote counts against
+ * it), never an error of the run. Run in a child process whose RLIMIT_DATA is far below what
+ * a tree of 1.4 million empty arrays needs (about 4 MiB of text).
+ */
+static void test_json_tree_too_large(void **state)
+{
+	(void)state;
+	if (CRIT_TEST_ASAN)
+		skip();
+	_cleanup_(pol_task_freep) struct pol_task *t =
+		task_of("{description: d, json_equals: {path: j, pointer: /0, op: exists}}");
+	size_t n = 1400000, len = 0;
+	_cleanup_free_ char *text = malloc(3 * n + 2);
+	assert_non_null(text);
+	text[len++] = '[';
+	for (size_t i = 0; i < n; i++) {
+		memcpy(text + len, i ? ",[]" : "[]", i ? 3 : 2);
+		len += i ? 3 : 2;
+	}
+	text[len++] = ']';
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct rlimit rl = { TREE_TEST_DATA_BYTES, TREE_TEST_DATA_BYTES };
+		if (setrlimit(RLIMIT_DATA, &rl) < 0)
+			_exit(10);
+		struct sup_crit_result r;
+		sup_crit_json_eval(&t->criteria[0], text, len, &r);
+		if (!r.evaluated || r.error || r.score_milli != 0 || r.passed)
+			_exit(11);
+		_exit(strstr(r.details, "does not fit in the judge's memory") ? 0 : 12);
+	}
+	int status = 0;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		fail_msg("the bounded child: status 0x%x (10 setrlimit, 11 not a score of 0, 12 "
+			 "another reason)", status);
+	/* The control: with the memory it needs, the same document resolves. */
+	struct sup_crit_result r;
+	sup_crit_json_eval(&t->criteria[0], text, len, &r);
+	assert_verdict(&r, true, "'/0' is an array of 0 items");
+}
+
 static void test_json_details_escaped(void **state)
 {
 	struct ws *w = *state;
@@ -923,6 +984,7 @@ int main(void)
 		T(test_json_compare),
 		T(test_json_invalid),
 		T(test_json_strict_reader),
+		T(test_json_tree_too_large),
 		T(test_json_details_escaped),
 		T(test_json_bad_config),
 		T(test_threshold),
