@@ -353,10 +353,10 @@ static int judge_child(void *arg, int out_fd)
 	return io_write_all(out_fd, frame, (size_t)len);
 }
 
-/* details: "<label>: <what>" as one line of printable ASCII. */
+/* details: "<label>: <what>" as one line of printable ASCII, each part cut to fit. */
 static void set_details(struct sup_crit_result *r, const char *label, const char *what)
 {
-	(void)snprintf(r->details, sizeof(r->details), "%s: %s", label, what);
+	(void)snprintf(r->details, sizeof(r->details), "%.180s: %.320s", label, what);
 	for (char *p = r->details; *p; p++)
 		if ((unsigned char)*p < 0x20 || (unsigned char)*p >= 0x7f)
 			*p = '?';
@@ -367,7 +367,7 @@ static void not_judged(struct sup_crit_result *r, const char *label, const char 
 	char what[sizeof(r->details)];
 	memset(r, 0, sizeof(*r));
 	r->error = true;
-	(void)snprintf(what, sizeof(what), "not judged: %s", why);
+	(void)snprintf(what, sizeof(what), "not judged: %.400s", why);
 	set_details(r, label, what);
 }
 

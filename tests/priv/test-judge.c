@@ -720,9 +720,11 @@ static void test_slow_stdout_scores_0(void **state)
 		"  - { description: r, command: { run: [\"true\"], stdout: { regex: '" SLOW_REGEX "' } } }\n"
 		"  - { description: c, command: { run: [\"true\"], stdout: { contains: aaa } } }\n"
 		"  - { description: x, command: { run: [\"true\"] } }\n");
-	char *big = malloc(SLOW_LEN);
+	/* NUL-terminated past its length, as the supervisor's capture is (sup_sink). */
+	char *big = malloc(SLOW_LEN + 1);
 	assert_non_null(big);
 	memset(big, 'a', SLOW_LEN);
+	big[SLOW_LEN] = '\0';
 	for (size_t i = 0; i < 3; i++)
 		cc.o[i] = (struct sup_crit_outcome){ .started = true, .out = big,
 						     .out_len = SLOW_LEN };
