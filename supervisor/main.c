@@ -231,7 +231,7 @@ static int policy_print_error(const char *path, int r, const struct pol_diag *di
 		log_error("%s", diag->message);
 	else
 		log_errno(r, "read policy '%s'", path ? path : "default");
-	return r == -E2BIG || r == -ENOENT ? EXIT_BAD_INPUT : 1;
+	return r == -E2BIG || r == -ENOENT || r == -ENXIO ? EXIT_BAD_INPUT : 1;
 }
 
 /*

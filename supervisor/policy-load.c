@@ -17,7 +17,7 @@
 int sup_policy_loader(void *ctx, const char *abs_path, char **out_buf, size_t *out_len)
 {
 	(void)ctx;
-	_cleanup_close_ int fd = open(abs_path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	_cleanup_close_ int fd = open(abs_path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0)
 		return -errno;
 	return io_read_alloc(fd, POL_MAX_INPUT_BYTES, out_buf, out_len);
@@ -184,10 +184,15 @@ int sup_load_policy(const char *path, struct pol_policy **out, char **out_text,
 		memcpy(text, def, len);
 		text[len] = '\0';
 	} else {
-		_cleanup_close_ int fd = open(file, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+		_cleanup_close_ int fd = open(file, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 		if (fd < 0)
 			return -errno;
 		r = io_read_alloc(fd, POL_MAX_INPUT_BYTES, &text, &len);
+		if (r == -EINVAL) {
+			(void)snprintf(diag->message, sizeof(diag->message),
+				       "policy '%.200s' is not a regular file", file);
+			return -ENXIO;
+		}
 		if (r < 0)
 			return r;
 		/* Relative extends and bind sources resolve against the file's real directory. */
