@@ -383,7 +383,8 @@ static int run_step(struct ev_run *ev, enum step_kind kind, char *const *raw, si
 	(void)sup_run(&o, &step->res);
 	step->ran = true;
 	note_stopped_step(ev, &step->res);
-	if (step->res.reason == SUP_REASON_SETUP_FAILED)
+	if (step->res.reason == SUP_REASON_SETUP_FAILED ||
+	    step->res.reason == SUP_REASON_INTERNAL_ERROR)
 		ev->host_failed = true;
 	if (step->res.cg_version == 0 && (t->policy->unsafe & POL_UNSAFE_NO_CGROUP))
 		ev->stamps |= EV_STAMP_NO_CGROUP;
@@ -409,6 +410,7 @@ static const char *step_status(const struct sup_run_result *r)
 	case SUP_REASON_SETUP_FAILED:
 	case SUP_REASON_ATTESTATION_FAILED:
 	case SUP_REASON_PROTOCOL_VIOLATION:
+	case SUP_REASON_INTERNAL_ERROR:
 		return "error";
 	case SUP_REASON_SIGNALED:
 	case SUP_REASON_CPU_LIMIT:

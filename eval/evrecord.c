@@ -404,7 +404,8 @@ static const char *const grade_status_words[] = { "ok", "error", "skipped", NULL
 static const char *const by_words[] = { "eval", "grade", NULL };
 static const char *const reason_words[] = { "exited", "signaled", "wall-timeout", "cpu-limit",
 					   "oom", "pids-limit", "output-cap", "setup-failed",
-					   "attestation-failed", "protocol-violation", NULL };
+					   "attestation-failed", "protocol-violation",
+					   "internal-error", NULL };
 static const char *const check_words[] = { "file_exists", "file_absent", "file_contains",
 					   "file_matches", "json_equals", "command", NULL };
 static const char *const status_words[] = { "SETUP_FAILED", "ERROR", "TIMEOUT", "NOT_GRADED",
@@ -453,7 +454,7 @@ static bool has_word(const cJSON *arr, const char *word)
 static const char *status_for(const char *reason, double exit_code, bool agent)
 {
 	if (streq(reason, "setup-failed") || streq(reason, "attestation-failed") ||
-	    streq(reason, "protocol-violation"))
+	    streq(reason, "protocol-violation") || streq(reason, "internal-error"))
 		return "error";
 	if (streq(reason, "wall-timeout"))
 		return "timeout";

@@ -71,6 +71,7 @@ static const char *const reason_names[] = {
 	[SUP_REASON_SETUP_FAILED] = "setup-failed",
 	[SUP_REASON_ATTESTATION_FAILED] = "attestation-failed",
 	[SUP_REASON_PROTOCOL_VIOLATION] = "protocol-violation",
+	[SUP_REASON_INTERNAL_ERROR] = "internal-error",
 };
 
 const char *sup_reason_name(enum sup_reason r)
@@ -732,10 +733,25 @@ static enum loop_end violated(struct run_state *st, const char *why)
  * expected, silence past the deadline is a violation, and the wall-clock limit no longer counts
  * (the command ended within it).
  */
+#ifdef WARDEN_TEST_HOOKS
+/* Only in warden-test: warden's own fault while the sandbox lives, to prove how it ends. */
+static bool test_hook_internal_fault(void)
+{
+	return secure_getenv("WARDEN_TEST_INTERNAL_FAULT") != NULL;
+}
+#else
+static bool test_hook_internal_fault(void)
+{
+	return false;
+}
+#endif
+
 static enum loop_end event_loop(struct run_state *st, int until, uint64_t deadline_ms,
 				int *out_signal)
 {
 	const bool after_exit = until == UNTIL_EXIT;
+	if (test_hook_internal_fault())
+		return internal(st, -EIO, "a fault injected by the test");
 	for (;;) {
 		if (!after_exit && (int)st->chan_state.state >= until)
 			return END_STAGE;
@@ -1500,7 +1516,9 @@ static enum stage loop_ended(struct run_state *st, struct sup_run_result *res, e
 		note_violation(res, &st->chan_state);
 		return STAGE_ENDED;
 	case END_INTERNAL:
-		return stage_failed(res, &st->internal);
+		(void)stage_failed(res, &st->internal);
+		res->reason = SUP_REASON_INTERNAL_ERROR;
+		return STAGE_FAILED;
 	case END_WORKER_EXITED:
 	case END_CHANNEL_CLOSED:
 	case END_STAGE:
@@ -1547,10 +1565,13 @@ static enum stage attest(struct run_state *st, struct sup_run_result *res)
 		want.ns_new[i] = st->pol->namespaces[i];
 	int r = sup_check_identity(st->pid, &want, &st->chan_state.claimed, &res->identity);
 	phase_end(st, res, SUP_PHASE_ATTEST);
-	if (r == -E2BIG || r == -ENOMEM)
-		return stage_fail(res, r, "internal error: %s",
-				  r == -E2BIG ? "the worker's /proc status is longer than warden reads"
-					      : "read the worker's identity");
+	if (r == -E2BIG || r == -ENOMEM) {
+		(void)stage_fail(res, r, "internal error: %s",
+				 r == -E2BIG ? "the worker's /proc status is longer than warden reads"
+					     : "read the worker's identity");
+		res->reason = SUP_REASON_INTERNAL_ERROR;
+		return STAGE_FAILED;
+	}
 	if (r < 0) {
 		res->reason = SUP_REASON_ATTESTATION_FAILED;
 		res->exit_code = SUP_EXIT_VIOLATION;

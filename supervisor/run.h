@@ -48,6 +48,7 @@ enum sup_reason {
 	SUP_REASON_SETUP_FAILED,
 	SUP_REASON_ATTESTATION_FAILED,
 	SUP_REASON_PROTOCOL_VIOLATION,
+	SUP_REASON_INTERNAL_ERROR, /* warden's own fault while the sandbox lived (exit 125) */
 };
 
 const char *sup_reason_name(enum sup_reason r);
