@@ -364,6 +364,26 @@ void th_put_file(const char *path, const char *text)
 		fail_msg("write %s: %s", path, strerror(-r));
 }
 
+void th_mkdir_parents(const char *path)
+{
+	char p[PATH_MAX];
+	th_pathf(p, "%s", path);
+	for (char *s = strchr(p + 1, '/'); s; s = strchr(s + 1, '/')) {
+		*s = '\0';
+		if (mkdir(p, 0755) < 0 && errno != EEXIST)
+			fail_msg("mkdir %s: %s", p, strerror(errno));
+		*s = '/';
+	}
+}
+
+void th_put_file_mkdirs(const char *path, const char *text)
+{
+	th_mkdir_parents(path);
+	th_put_file(path, text);
+	if (chmod(path, 0644) < 0)
+		fail_msg("chmod %s: %s", path, strerror(errno));
+}
+
 char *th_read_file(const char *path, size_t max, bool nofollow, size_t *out_len)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | (nofollow ? O_NOFOLLOW : 0));

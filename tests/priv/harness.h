@@ -123,6 +123,12 @@ int th_write_file(const char *path, const char *text);
 /* th_write_file; a failure fails the test. */
 void th_put_file(const char *path, const char *text);
 
+/* Makes the missing folders above path, mode 0755; fails the test. */
+void th_mkdir_parents(const char *path);
+
+/* th_put_file, making the missing folders above path (0755) and the file mode 0644. */
+void th_put_file_mkdirs(const char *path, const char *text);
+
 /*
  * Reads path (following a final symlink unless nofollow; never blocking on a FIFO) into a new
  * NUL-terminated buffer, keeping at most max bytes; its length goes to *out_len when not

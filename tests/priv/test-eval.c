@@ -117,31 +117,11 @@ static int fx_teardown(void **state)
 /* ---- files ---- */
 
 /* Creates every missing folder above path (mode 0755). */
-static void mkdir_parents(const char *path)
-{
-	char p[PATH_MAX];
-	th_pathf(p, "%s", path);
-	for (char *s = strchr(p + 1, '/'); s; s = strchr(s + 1, '/')) {
-		*s = '\0';
-		if (mkdir(p, 0755) < 0 && errno != EEXIST)
-			fail_msg("mkdir %s: %s", p, strerror(errno));
-		*s = '/';
-	}
-}
-
-/* Writes text to path, creating its folders; fails the test. */
-static void put_file(const char *path, const char *text)
-{
-	mkdir_parents(path);
-	th_put_file(path, text);
-	if (chmod(path, 0644) < 0)
-		fail_msg("chmod %s: %s", path, strerror(errno));
-}
 
 /* Writes the fixture's task.yaml. */
 static void put_task(struct fx *f, const char *yaml)
 {
-	put_file(f->task, yaml);
+	th_put_file_mkdirs(f->task, yaml);
 }
 
 /* Appends text to path; fails the test. */
@@ -814,7 +794,7 @@ static void mut_record_symlink(struct fx *f, char *arg)
 	th_pathf(other, "%s/elsewhere.json", f->base);
 	char *text = slurp(path, true, NULL);
 	assert_non_null(text);
-	put_file(other, text);
+	th_put_file_mkdirs(other, text);
 	free(text);
 	assert_int_equal(unlink(path), 0);
 	assert_int_equal(symlink(other, path), 0);
@@ -847,7 +827,7 @@ static void mut_task_source(struct fx *f, char *arg)
 	(void)arg;
 	char other[PATH_MAX];
 	th_pathf(other, "%s/other.yaml", f->task_dir);
-	put_file(other, GATE_TASK "description: another task file, valid too\n");
+	th_put_file_mkdirs(other, GATE_TASK "description: another task file, valid too\n");
 	record_set(f, "task", "source", cJSON_CreateString(other));
 }
 
@@ -904,7 +884,7 @@ static void task_copy(struct fx *f, const char *name, uid_t uid, mode_t mode)
 	th_pathf(copy, "%s/%s", dir, name);
 	char *text = slurp(f->task, true, NULL);
 	assert_non_null(text);
-	put_file(copy, text);
+	th_put_file_mkdirs(copy, text);
 	free(text);
 	assert_int_equal(chown(copy, uid, uid), 0);
 	assert_int_equal(chmod(copy, mode), 0);
@@ -1596,7 +1576,7 @@ static void test_run_folder_owner(void **state)
 	struct fx *f = *state;
 	char path[PATH_MAX];
 	th_pathf(path, "%s/tpl/given.txt", f->task_dir);
-	put_file(path, "given\n");
+	th_put_file_mkdirs(path, "given\n");
 	eval_task(f, OWNER_TASK, 0, "owner", "SUCCESS");
 	expect_all_passed(f);
 	/* The controls: each phase wrote, and the agent ran as the sandbox's user. */
@@ -1670,7 +1650,7 @@ static void put_probe(const struct fx *f, const char *rel)
 {
 	char path[PATH_MAX];
 	th_pathf(path, "%s/%s", f->task_dir, rel);
-	mkdir_parents(path);
+	th_mkdir_parents(path);
 	size_t len = 0;
 	char *bytes = slurp(th_probe(), false, &len);
 	assert_non_null(bytes);
@@ -1810,7 +1790,7 @@ static void test_setid_io_uring(void **state)
 	}
 	char path[PATH_MAX];
 	th_pathf(path, "%s/tpl/uring.py", f->task_dir);
-	put_file(path, uring_py);
+	th_put_file_mkdirs(path, uring_py);
 	eval_task(f, URING_TASK, 0, "setid-uring", "SUCCESS");
 	/* The controls: both files were set-id in the sandbox. */
 	expect_run_file_has(f, "workspace/setup.txt", TH_CMD("openat ok", "6755 setup-setid"));
@@ -1876,7 +1856,7 @@ static void test_parallel(void **state)
 			       "    file_contains: { path: done.txt, includes: [\"%d\"] }\n",
 			       i, i, i);
 		th_pathf(tasks[i], "%s/par-%d/task.yaml", f->base, i);
-		put_file(tasks[i], yaml);
+		th_put_file_mkdirs(tasks[i], yaml);
 	}
 	warden(f, "eval", TH_CMD("--out", f->out_dir, "--jobs", "3", tasks[0], tasks[1], tasks[2]),
 	       NULL);
@@ -2092,7 +2072,7 @@ static void test_interrupted(void **state)
 		       f->markers[0]);
 	put_task(f, yaml);
 	th_pathf(second, "%s/second/task.yaml", f->base);
-	put_file(second, "schema_version: 1\n"
+	th_put_file_mkdirs(second, "schema_version: 1\n"
 			 "task_id: never-started\n"
 			 "agent: { run: [\"true\"] }\n"
 			 "criteria:\n"

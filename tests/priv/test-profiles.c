@@ -55,33 +55,13 @@
 /* ---- helpers ---- */
 
 /* Creates every missing folder above path and path's own folder (mode 0755). */
-static void mkdir_parents(const char *path)
-{
-	char p[PATH_MAX];
-	th_pathf(p, "%s", path);
-	for (char *s = strchr(p + 1, '/'); s; s = strchr(s + 1, '/')) {
-		*s = '\0';
-		if (mkdir(p, 0755) < 0 && errno != EEXIST)
-			fail_msg("mkdir %s: %s", p, strerror(errno));
-		*s = '/';
-	}
-}
-
-/* Writes text to path, making its folders. */
-static void put(const char *path, const char *text)
-{
-	mkdir_parents(path);
-	th_put_file(path, text);
-	if (chmod(path, 0644) < 0)
-		fail_msg("chmod %s: %s", path, strerror(errno));
-}
 
 /* A policy that only names its hostname: which file was read shows in the sandbox. */
 static void put_named(const char *path, const char *hostname)
 {
 	char yaml[128];
 	(void)snprintf(yaml, sizeof(yaml), "hostname: %s\n", hostname);
-	put(path, yaml);
+	th_put_file_mkdirs(path, yaml);
 }
 
 /* "XDG_CONFIG_HOME=<aux>/xdg" into out; the user folder is <aux>/xdg/warden/policies. */
