@@ -70,13 +70,9 @@ int ev_cmd_check(int argc, char **argv)
 {
 	bool json = false;
 	_cleanup_(cli_done) struct cli cli = { 0 };
-	if (cli_start(&cli, &check_command, argc, argv) < 0)
-		return 1;
-	int key;
-	while ((key = cli_next(&cli)) > 0)
-		json = true; /* --json, the only option */
-	if (key == CLI_STOP)
-		return cli.exit_code;
+	int go = cli_parse_flag(&cli, &check_command, argc, argv, &json);
+	if (go <= 0)
+		return go < 0 ? 1 : cli.exit_code;
 	const char *file = cli.operands[0];
 	struct pol_diag diag;
 	_cleanup_(pol_task_freep) struct pol_task *task = NULL;

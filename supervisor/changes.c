@@ -866,13 +866,9 @@ int sup_cmd_changes(int argc, char **argv)
 {
 	bool json = false;
 	_cleanup_(cli_done) struct cli cli = { 0 };
-	if (cli_start(&cli, &changes_command, argc, argv) < 0)
-		return 4;
-	int key;
-	while ((key = cli_next(&cli)) > 0)
-		json = true; /* --json, the only option */
-	if (key == CLI_STOP)
-		return cli.exit_code;
+	int go = cli_parse_flag(&cli, &changes_command, argc, argv, &json);
+	if (go <= 0)
+		return go < 0 ? 4 : cli.exit_code;
 	_cleanup_(cJSON_Deletep) cJSON *list = cJSON_CreateArray();
 	_cleanup_close_ int root = -1;
 	int r = open_root_for_cmd(&root);

@@ -162,6 +162,18 @@ int cli_next(struct cli *c)
 	}
 }
 
+int cli_parse_flag(struct cli *c, const struct cli_command *cmd, int argc, char **argv,
+		   bool *flag)
+{
+	int r = cli_start(c, cmd, argc, argv);
+	if (r < 0)
+		return r;
+	int key;
+	while ((key = cli_next(c)) > 0)
+		*flag = true;
+	return key == CLI_END ? 1 : 0;
+}
+
 void cli_done(struct cli *c)
 {
 	free(c->operands);

@@ -102,5 +102,14 @@ int cli_next(struct cli *c);
 __attribute__((format(printf, 2, 3))) int cli_usage(const struct cli_command *cmd,
 						     const char *fmt, ...);
 
+/*
+ * The whole line of a command whose only option is a flag (--json): cli_start and cli_next
+ * in one. Returns 1 when the command goes on (*flag set when the option was given), 0 when
+ * it must end now with c->exit_code (help printed, or a usage error), or -errno from
+ * cli_start (c then needs no cli_done).
+ */
+int cli_parse_flag(struct cli *c, const struct cli_command *cmd, int argc, char **argv,
+		   bool *flag);
+
 /* Frees what c holds (the operand array). Safe on a zeroed struct and twice. */
 void cli_done(struct cli *c);

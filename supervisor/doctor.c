@@ -154,13 +154,9 @@ int sup_cmd_doctor(int argc, char **argv)
 {
 	bool json = false;
 	_cleanup_(cli_done) struct cli cli = { 0 };
-	if (cli_start(&cli, &doctor_command, argc, argv) < 0)
-		return 1;
-	int key;
-	while ((key = cli_next(&cli)) > 0)
-		json = true; /* --json, the only option */
-	if (key == CLI_STOP)
-		return cli.exit_code;
+	int go = cli_parse_flag(&cli, &doctor_command, argc, argv, &json);
+	if (go <= 0)
+		return go < 0 ? 1 : cli.exit_code;
 
 	size_t len;
 	const char *text = pol_default_yaml(&len);

@@ -242,14 +242,10 @@ static int policy_print_error(const char *path, int r, const struct pol_diag *di
 static bool policy_parse(struct cli *c, const struct cli_command *cmd, int argc, char **argv,
 			 bool *out_json)
 {
-	if (cli_start(c, cmd, argc, argv) < 0) {
+	int go = cli_parse_flag(c, cmd, argc, argv, out_json); /* policy check's --json */
+	if (go < 0)
 		c->exit_code = 1;
-		return false;
-	}
-	int key;
-	while ((key = cli_next(c)) > 0)
-		*out_json = true; /* --json, the only option (policy check's) */
-	return key == CLI_END;
+	return go > 0;
 }
 
 static const struct cli_command policy_show_command = {
