@@ -149,6 +149,9 @@ static const struct attack attacks[] = {
 	{ "huge-usage", 0, "exited", NULL, NULL, -1, NULL, NULL, check_huge_usage },
 	/* A signal pid 1 can bring on itself is no excuse either. */
 	VIOLATION("crash-exit", "died of signal 11 after EXITED", -1),
+	/* warden's own fault (injected in warden-test): 125, its own reason, never a violation. */
+	{ "honest", 125, "internal-error", NULL, NULL, -1, "WARDEN_TEST_INTERNAL_FAULT=1",
+	  "internal error: a fault injected by the test", NULL },
 };
 
 static const char *hostile(void)
@@ -294,6 +297,7 @@ ATTACK(28, silent_after_exit)
 ATTACK(29, error_after_start)
 ATTACK(30, lie_exit)
 ATTACK(32, crash_exit)
+ATTACK(33, internal_fault)
 ATTACK(31, huge_usage)
 
 /*
@@ -328,7 +332,7 @@ int main(void)
 		th_cannot_run("user namespaces are not available");
 	(void)th_warden();
 	(void)hostile();
-	_Static_assert(sizeof(attacks) / sizeof(attacks[0]) == 33, "one test per attack");
+	_Static_assert(sizeof(attacks) / sizeof(attacks[0]) == 34, "one test per attack");
 	const struct CMUnitTest tests[] = {
 		T(honest),
 		T(forge_mac),
@@ -362,6 +366,7 @@ int main(void)
 		T(error_after_start),
 		T(lie_exit),
 		T(crash_exit),
+		T(internal_fault),
 		T(huge_usage),
 		T(outside_cgroup),
 	};

@@ -146,31 +146,6 @@ static void test_record_created(void **state)
 	assert_string_equal(th_json_str(f->record, "exit.reason"), "exited");
 }
 
-/* ---- warden's own fault --------------------------------------------------------------------- */
-
-/*
- * A fault of warden's while the sandbox lives (injected in warden-test): exit 125, reason
- * internal-error, never a violation blamed on the sandbox; the sandbox is gone.
- */
-static void test_internal_fault(void **state)
-{
-	struct th_fx *f = *state;
-	char rec[PATH_MAX], marker[64];
-	th_aux_path(&f->ws, "record", rec);
-	th_marker("fault", marker, sizeof(marker));
-	const char *const env[] = { "WARDEN_TEST_INTERNAL_FAULT=1", NULL };
-	struct th_opts o = th_fx_opts(f, NULL);
-	o.record = rec;
-	o.env = env;
-	th_fx_run(f, &o, TH_CMD(TH_PROBE, "sleep", "30000", marker));
-	th_fx_expect(f, 125, NULL);
-	th_fx_expect_err_has(f, "internal error: a fault injected by the test");
-	th_record_reload(&f->record, rec);
-	assert_string_equal(th_json_str(f->record, "exit.reason"), "internal-error");
-	assert_true(cJSON_IsNull(th_json_at(f->record, "violation")));
-	assert_int_equal(th_count_procs(marker, NULL, 0), 0);
-}
-
 /* ---- a parent that ignores SIGCHLD ---------------------------------------------------------- */
 
 /*
@@ -270,7 +245,6 @@ int main(void)
 		T(test_record_is_file),
 		T(test_record_symlink_in_path),
 		T(test_record_created),
-		T(test_internal_fault),
 		T(test_sigchld_ignored),
 		T(test_etc_services_protocols),
 		T(test_refused_syscall_eperm),
