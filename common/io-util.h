@@ -5,6 +5,7 @@
  */
 #pragma once
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
@@ -201,6 +202,24 @@ static inline int io_open_dir_nofollow(int dfd, const char *path, int flags)
 		cur = next;
 	} while (c && (c = strtok_r(NULL, "/", &save)));
 	return cur;
+}
+
+/*
+ * A directory stream over a copy of fd (borrowed), or NULL with errno set. The copy shares
+ * fd's offset: rewind it (rewinddir) when fd was read before.
+ */
+static inline DIR *io_dir_stream(int fd)
+{
+	int dup = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	if (dup < 0)
+		return NULL;
+	DIR *d = fdopendir(dup);
+	if (!d) {
+		int saved = errno;
+		(void)close(dup);
+		errno = saved;
+	}
+	return d;
 }
 
 /* copy_file_range errors that mean "not here": fall back to read and write. */

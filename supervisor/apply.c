@@ -207,21 +207,6 @@ static bool has_xattr(int fd, const char *name)
 	return fgetxattr(fd, name, NULL, 0) >= 0 || errno == ERANGE;
 }
 
-/* A directory stream over a copy of fd (borrowed), or NULL with errno set. */
-static DIR *dir_stream(int fd)
-{
-	int dup = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-	if (dup < 0)
-		return NULL;
-	DIR *d = fdopendir(dup);
-	if (!d) {
-		int saved = errno;
-		(void)close(dup);
-		errno = saved;
-	}
-	return d;
-}
-
 /* A fresh name for a temporary entry in a host directory. */
 static void temp_name(char out[40])
 {
@@ -341,7 +326,7 @@ static int host_tree(struct walk *w, int parent, const char *name, bool check, c
 	_cleanup_close_ int fd = open_beneath(parent, name, O_RDONLY | O_DIRECTORY);
 	if (fd < 0)
 		return fd;
-	DIR *d = dir_stream(fd);
+	DIR *d = io_dir_stream(fd);
 	if (!d)
 		return -errno;
 	int r = 0;
@@ -687,7 +672,7 @@ out:
 static int delete_unlisted(struct walk *w, int ud, int hd, char *path, size_t plen,
 			   unsigned depth, struct named parent)
 {
-	DIR *d = dir_stream(hd);
+	DIR *d = io_dir_stream(hd);
 	if (!d)
 		return -errno;
 	int pending = 0;
@@ -737,7 +722,7 @@ static int cmp_names(const void *a, const void *b)
 static int walk_dir(struct walk *w, int ud, int hd, char *path, size_t plen, unsigned depth,
 		    struct named named)
 {
-	DIR *d = dir_stream(ud);
+	DIR *d = io_dir_stream(ud);
 	if (!d)
 		return -errno;
 	char **names = NULL;

@@ -483,7 +483,7 @@ static int remove_tree(int dfd, const char *name)
 	struct rm_walk w = { .top = top };
 	for (;;) {
 		unsigned before = w.lifted;
-		DIR *d = fdopendir(fcntl(top, F_DUPFD_CLOEXEC, 3));
+		DIR *d = io_dir_stream(top);
 		if (!d)
 			return -errno;
 		rewinddir(d);
@@ -692,7 +692,7 @@ static int finish_layer(struct sup_changeset *cs, bool privileged, int ws_fd, bo
 /* Removes the scratch layers in root that no run holds (their run was killed). */
 static void sweep_scratch(int root)
 {
-	DIR *d = fdopendir(fcntl(root, F_DUPFD_CLOEXEC, 3));
+	DIR *d = io_dir_stream(root);
 	if (!d)
 		return;
 	struct dirent *de;
@@ -874,7 +874,7 @@ int sup_cmd_changes(int argc, char **argv)
 	int r = open_root_for_cmd(&root);
 	if (r < 0 && r != -ENOENT)
 		return 4;
-	DIR *d = root >= 0 ? fdopendir(fcntl(root, F_DUPFD_CLOEXEC, 3)) : NULL;
+	DIR *d = root >= 0 ? io_dir_stream(root) : NULL;
 	struct dirent *de;
 	while (d && list && (de = readdir(d))) {
 		struct loaded l;
