@@ -229,20 +229,59 @@ static int make_layer(struct sup_changeset *cs, bool privileged, const char *roo
 	return n < 0 || (size_t)n >= sizeof(cs->layer_path) ? -ENAMETOOLONG : 0;
 }
 
+static int remove_tree(int dfd, const char *name);
+
+/*
+ * Opens (making it) the changes/ folder a new changeset or scratch layer goes in: *root and
+ * root_path (PATH_MAX bytes). 0, or -errno with the reason and its remedy in f.
+ */
+static int open_state_for_layer(bool privileged, bool scratch, int *root, char *root_path,
+				struct fail *f)
+{
+	int r = state_root(privileged, true, root, root_path, PATH_MAX);
+	if (r >= 0)
+		return 0;
+	const char *direct = r == -EPERM || scratch ? "" : ", or run with --workspace-mode direct";
+	return fail_set(f, r, "open warden's state directory for %s%s%s%s",
+			scratch ? "a scratch layer" : "the changeset",
+			r == -EPERM ? " (it must be ours and mode 0700"
+			: r == -EXDEV ? ": its filesystem cannot hold an overlay's upper layer (set "
+					"XDG_STATE_HOME to a directory on ext4, xfs, btrfs or tmpfs"
+			: " (set XDG_STATE_HOME or HOME",
+			direct, ")");
+}
+
+/*
+ * Makes root/cs->id (0700), locks it (cs->dir_fd) and makes its layer (make_layer). On
+ * failure nothing of it is left. 0 or -errno.
+ */
+static int make_locked_layer(int root, const char *root_path, bool privileged,
+			     struct sup_changeset *cs)
+{
+	if (mkdirat(root, cs->id, 0700) < 0)
+		return -errno;
+	int r = 0;
+	cs->dir_fd = openat(root, cs->id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (cs->dir_fd < 0 || flock(cs->dir_fd, LOCK_EX | LOCK_NB) < 0)
+		r = -errno;
+	if (r >= 0)
+		r = make_layer(cs, privileged, root_path);
+	if (r < 0) {
+		(void)remove_tree(root, cs->id);
+		sup_changeset_done(cs);
+	}
+	return r;
+}
+
 int sup_changeset_create(bool privileged, int ws_fd, const char *ws_path, uint32_t upper_uid,
 			 uint32_t upper_gid, const struct pol_policy *pol, char *const *argv,
 			 struct sup_changeset *out, struct fail *f)
 {
 	char root_path[PATH_MAX];
 	_cleanup_close_ int root = -1;
-	int r = state_root(privileged, true, &root, root_path, sizeof(root_path));
+	int r = open_state_for_layer(privileged, false, &root, root_path, f);
 	if (r < 0)
-		return fail_set(f, r, "open warden's state directory for the changeset%s",
-				r == -EPERM ? " (it must be ours and mode 0700)"
-				: r == -EXDEV ? ": its filesystem cannot hold an overlay's upper layer "
-						"(set XDG_STATE_HOME to a directory on ext4, xfs, "
-						"btrfs or tmpfs, or run with --workspace-mode direct)"
-				: " (set XDG_STATE_HOME or HOME, or run with --workspace-mode direct)");
+		return r;
 	struct sup_changeset cs;
 	sup_changeset_init(&cs);
 	(void)clock_gettime(CLOCK_REALTIME_COARSE, &cs.base);
@@ -257,15 +296,9 @@ int sup_changeset_create(bool privileged, int ws_fd, const char *ws_path, uint32
 		return fail_set(f, -EOVERFLOW, "create the changeset in %s", root_path);
 	cs.upper_uid = upper_uid;
 	cs.upper_gid = upper_gid;
-	if (mkdirat(root, cs.id, 0700) < 0)
-		return fail_set(f, -errno, "create the changeset in %s", root_path);
-	cs.dir_fd = openat(root, cs.id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (cs.dir_fd < 0 || flock(cs.dir_fd, LOCK_EX | LOCK_NB) < 0) {
-		r = -errno;
-		sup_changeset_done(&cs);
+	r = make_locked_layer(root, root_path, privileged, &cs);
+	if (r < 0)
 		return fail_set(f, r, "create the changeset in %s", root_path);
-	}
-	r = make_layer(&cs, privileged, root_path);
 
 	struct stat ws;
 	_cleanup_(cJSON_Deletep) cJSON *meta = cJSON_CreateObject();
@@ -715,14 +748,9 @@ int sup_changeset_create_scratch(bool privileged, uint32_t upper_uid, uint32_t u
 {
 	char root_path[PATH_MAX];
 	_cleanup_close_ int root = -1;
-	int r = state_root(privileged, true, &root, root_path, sizeof(root_path));
+	int r = open_state_for_layer(privileged, true, &root, root_path, f);
 	if (r < 0)
-		return fail_set(f, r, "open warden's state directory for a scratch layer%s",
-				r == -EPERM ? " (it must be ours and mode 0700)"
-				: r == -EXDEV ? ": its filesystem cannot hold an overlay's upper layer "
-						"(set XDG_STATE_HOME to a directory on ext4, xfs, "
-						"btrfs or tmpfs)"
-				: " (set XDG_STATE_HOME or HOME)");
+		return r;
 	sweep_scratch(root);
 	struct sup_changeset cs;
 	sup_changeset_init(&cs);
@@ -734,20 +762,10 @@ int sup_changeset_create_scratch(bool privileged, uint32_t upper_uid, uint32_t u
 	int n = snprintf(cs.id, sizeof(cs.id), SCRATCH_PREFIX "%016" PRIx64, rnd);
 	if (r >= 0 && (n < 0 || (size_t)n >= sizeof(cs.id)))
 		r = -EOVERFLOW;
-	if (r >= 0 && mkdirat(root, cs.id, 0700) < 0)
-		r = -errno;
-	if (r >= 0 && ((cs.dir_fd = openat(root, cs.id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-							  O_CLOEXEC)) < 0 ||
-		       flock(cs.dir_fd, LOCK_EX | LOCK_NB) < 0))
-		r = -errno;
 	if (r >= 0)
-		r = make_layer(&cs, privileged, root_path);
-	if (r < 0) {
-		if (cs.dir_fd >= 0)
-			(void)remove_tree(root, cs.id);
-		sup_changeset_done(&cs);
+		r = make_locked_layer(root, root_path, privileged, &cs);
+	if (r < 0)
 		return fail_set(f, r, "create a scratch layer in %s", root_path);
-	}
 	*out = cs;
 	return 0;
 }
