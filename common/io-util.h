@@ -53,14 +53,16 @@ static inline int io_read_fd(int fd, char *buf, size_t cap)
 }
 
 /*
- * Reads exactly len bytes of fd (borrowed) into buf, retrying on EINTR. Returns 0, -ENODATA
- * when the file ends first, or -errno from read(2).
+ * Reads exactly len bytes of fd (borrowed) into buf, retrying on EINTR: with read(2) from the
+ * file offset when off < 0, else with pread(2) at off, the offset left where it was.
+ * Returns 0, -ENODATA when the file ends first, or -errno.
  */
-static inline int io_read_exact(int fd, void *buf, size_t len)
+static inline int io_read_exact_at(int fd, void *buf, size_t len, off_t off)
 {
 	size_t got = 0;
 	while (got < len) {
-		ssize_t n = read(fd, (char *)buf + got, len - got);
+		ssize_t n = off < 0 ? read(fd, (char *)buf + got, len - got)
+				    : pread(fd, (char *)buf + got, len - got, off + (off_t)got);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
@@ -72,25 +74,16 @@ static inline int io_read_exact(int fd, void *buf, size_t len)
 	return 0;
 }
 
-/*
- * Reads exactly len bytes of fd (borrowed) at offset off into buf with pread(2), retrying on
- * EINTR; the file offset is not moved. Returns 0, -ENODATA when the file ends first, or
- * -errno from pread(2).
- */
+/* io_read_exact_at from the file offset (read(2)). */
+static inline int io_read_exact(int fd, void *buf, size_t len)
+{
+	return io_read_exact_at(fd, buf, len, -1);
+}
+
+/* io_read_exact_at at off (pread(2)); off >= 0. */
 static inline int io_pread_exact(int fd, void *buf, size_t len, off_t off)
 {
-	size_t got = 0;
-	while (got < len) {
-		ssize_t n = pread(fd, (char *)buf + got, len - got, off + (off_t)got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			return -ENODATA;
-		got += (size_t)n;
-	}
-	return 0;
+	return io_read_exact_at(fd, buf, len, off);
 }
 
 /* Writes all of buf to fd (borrowed), retrying on EINTR. Returns 0 or -errno. */
